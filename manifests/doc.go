@@ -1,0 +1,8 @@
+// Package manifests embeds the generated Kubernetes manifests that the
+// binaries install: the hub's CRDs (everything the hub serves) and the
+// agent's CRDs (what a managed cluster serves: AppliedManifestWork,
+// ClusterClaim, ConfigurationPolicy).
+//
+// Nothing here is edited by hand: `make generate` writes the YAML from the
+// types in the api module.
+package manifests
