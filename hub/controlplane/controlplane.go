@@ -1,0 +1,323 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// Options configure an embedded control plane.
+type Options struct {
+	// DataDir holds the certificates, etcd's data and the admin kubeconfig.
+	DataDir string
+	// BindAddress is the address the API server listens on.
+	BindAddress string
+	// SecurePort is the API server's port; 0 picks a free one.
+	SecurePort int
+	// AdvertiseAddress is the address written into kubeconfigs; empty means
+	// the bind address, or 127.0.0.1 when binding every interface.
+	AdvertiseAddress string
+	// EtcdServers, when set, replaces the embedded etcd.
+	EtcdServers []string
+	// Controllers are the kube-controller-manager controllers to run;
+	// nil means HubControllers.
+	Controllers []string
+}
+
+// startTimeout bounds the wait for the API server and controllers to be ready.
+const startTimeout = 2 * time.Minute
+
+// ControlPlane is a running kube-apiserver (with etcd and controllers).
+type ControlPlane struct {
+	// URL is the API server's advertised address, https://host:port.
+	URL string
+	// CAData is the PEM CA bundle that signs the serving and client certificates.
+	CAData []byte
+	// CAKeyFile is the CA's private key, for tools that sign (tests do).
+	CAKeyFile string
+	// AdminKubeconfig is the path of a kubeconfig with cluster-admin rights.
+	AdminKubeconfig string
+	// Config is a client configuration with cluster-admin rights.
+	Config *rest.Config
+
+	cancel  context.CancelFunc
+	etcd    *embed.Etcd
+	lock    *os.File
+	failed  chan error
+	stopped chan struct{}
+}
+
+// Start brings up a control plane and returns once it serves requests and
+// its controllers run. Stop it with Stop.
+func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+	logger := klog.FromContext(ctx)
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	lock, err := lockDataDir(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
+	if err := checkPortFree(opts.BindAddress, opts.SecurePort); err != nil {
+		return nil, err
+	}
+	p, err := ensurePKI(filepath.Join(opts.DataDir, "pki"), servingHosts(), servingIPs(opts))
+	if err != nil {
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cp = &ControlPlane{
+		URL:             "https://" + net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(opts.SecurePort)),
+		CAData:          p.caPEM,
+		CAKeyFile:       p.path(caKeyFile),
+		AdminKubeconfig: filepath.Join(opts.DataDir, "admin.kubeconfig"),
+		cancel:          cancel,
+		lock:            lock,
+		failed:          make(chan error, 2),
+		stopped:         make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+
+	etcdServers := opts.EtcdServers
+	if len(etcdServers) == 0 {
+		started := time.Now()
+		e, url, err := startEtcd(runCtx, "flotilla", filepath.Join(opts.DataDir, "etcd"))
+		if err != nil {
+			return nil, err
+		}
+		cp.etcd = e
+		etcdServers = []string{url}
+		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
+	}
+
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress))
+	if err != nil {
+		return nil, err
+	}
+	cp.Config = &rest.Config{
+		Host:            cp.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM, CertFile: p.path(adminCertFile), KeyFile: p.path(adminKeyFile)},
+		QPS:             200,
+		Burst:           400,
+	}
+	if err := loadClientCert(cp.Config); err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, cp.Config, apiDone); err != nil {
+		return nil, err
+	}
+	if err := writeKubeconfig(cp.AdminKubeconfig, cp.Config, "flotilla-admin"); err != nil {
+		return nil, err
+	}
+	kcmKubeconfig := filepath.Join(opts.DataDir, "pki", "controller-manager.kubeconfig")
+	kcmConfig := rest.CopyConfig(cp.Config)
+	kcmConfig.CertFile, kcmConfig.KeyFile = p.path(kcmCertFile), p.path(kcmKeyFile)
+	kcmConfig.CertData, kcmConfig.KeyData = nil, nil
+	if err := loadClientCert(kcmConfig); err != nil {
+		return nil, err
+	}
+	if err := writeKubeconfig(kcmKubeconfig, kcmConfig, "kube-controller-manager"); err != nil {
+		return nil, err
+	}
+
+	configzMu.Lock()
+	kcmDone, err := runControllerManager(runCtx, controllerManagerArgs(p, kcmKubeconfig, opts.Controllers))
+	if err == nil {
+		err = waitControllers(ctx, cp.Config, kcmDone)
+	}
+	configzMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+
+	go cp.watch(apiDone, kcmDone)
+	return cp, nil
+}
+
+// Failed reports an error when a component stops on its own while running.
+func (c *ControlPlane) Failed() <-chan error { return c.failed }
+
+// watch forwards the first failure of a component and marks the stop.
+func (c *ControlPlane) watch(apiDone, kcmDone <-chan error) {
+	defer close(c.stopped)
+	for apiDone != nil || kcmDone != nil {
+		select {
+		case err, ok := <-apiDone:
+			if !ok {
+				apiDone = nil
+				continue
+			}
+			c.failed <- fmt.Errorf("kube-apiserver: %w", err)
+		case err, ok := <-kcmDone:
+			if !ok {
+				kcmDone = nil
+				continue
+			}
+			c.failed <- fmt.Errorf("kube-controller-manager: %w", err)
+		}
+	}
+}
+
+// Stop shuts the control plane down: controllers and API server first, then
+// etcd, so that nothing writes to etcd while it closes.
+func (c *ControlPlane) Stop() {
+	c.cancel()
+	select {
+	case <-c.stopped:
+	case <-time.After(30 * time.Second):
+		// The API server drains in-flight requests; a client holding a watch
+		// open must not keep etcd from closing cleanly.
+	}
+	if c.etcd != nil {
+		c.etcd.Close()
+	}
+	if c.lock != nil {
+		c.lock.Close()
+	}
+}
+
+func (o *Options) complete() error {
+	if o.DataDir == "" {
+		return errors.New("a data directory is required")
+	}
+	if o.BindAddress == "" {
+		o.BindAddress = "127.0.0.1"
+	}
+	bind := net.ParseIP(o.BindAddress)
+	if bind == nil {
+		return fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress)
+	}
+	if o.AdvertiseAddress == "" {
+		o.AdvertiseAddress = o.BindAddress
+		if bind.IsUnspecified() {
+			o.AdvertiseAddress = "127.0.0.1"
+		}
+	}
+	if ip := net.ParseIP(o.AdvertiseAddress); ip == nil || ip.IsUnspecified() {
+		return fmt.Errorf("--advertise-address %q must be an IP address that agents can reach", o.AdvertiseAddress)
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		return fmt.Errorf("--secure-port %d is not a port number", o.SecurePort)
+	}
+	if o.SecurePort == 0 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		o.SecurePort = port
+	}
+	if o.Controllers == nil {
+		o.Controllers = HubControllers
+	}
+	return nil
+}
+
+// lockDataDir creates the data directory if needed and takes an exclusive
+// lock on it, so that two processes never share one etcd.
+func lockDataDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create data directory: %w (choose a writable --data-dir)", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s is not writable: %w (choose a writable --data-dir)", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("data directory %s is in use by another hub (stop it first, or choose another --data-dir)", dir)
+	}
+	return f, nil
+}
+
+func checkPortFree(bind string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (stop what holds the port, or choose another --secure-port)", net.JoinHostPort(bind, strconv.Itoa(port)), err)
+	}
+	return l.Close()
+}
+
+func servingHosts() []string {
+	return []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+}
+
+func servingIPs(o Options) []net.IP {
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(firstServiceIP), net.ParseIP(o.AdvertiseAddress)}
+	if ip := net.ParseIP(o.BindAddress); !ip.IsUnspecified() {
+		ips = append(ips, ip)
+	}
+	return ips
+}
+
+// waitReady polls the API server's /readyz until it answers ok.
+func waitReady(ctx context.Context, cfg *rest.Config, apiDone <-chan error) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err, ok := <-apiDone:
+			if ok {
+				return false, fmt.Errorf("kube-apiserver failed to start: %w", err)
+			}
+			return false, errors.New("kube-apiserver stopped while starting")
+		default:
+		}
+		_, last = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return last == nil, nil
+	})
+	if err != nil && last != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("kube-apiserver was not ready after %s: %w (last check: %v)", startTimeout, err, last)
+	}
+	return err
+}
+
+// waitControllers waits until the controller manager acts: its service
+// account controller creates the "default" ServiceAccount.
+func waitControllers(ctx context.Context, cfg *rest.Config, kcmDone <-chan error) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err, ok := <-kcmDone:
+			if ok {
+				return false, fmt.Errorf("kube-controller-manager failed to start: %w", err)
+			}
+			return false, errors.New("kube-controller-manager stopped while starting")
+		default:
+		}
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, nil
+	})
+}

@@ -1,0 +1,75 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// etcdStartTimeout bounds how long a member may take to become ready; a
+// healthy single member on local disk is ready in well under a second.
+const etcdStartTimeout = 60 * time.Second
+
+// startEtcd runs a single-member etcd on loopback, storing its data in dir.
+// It returns the client URL the API server should use.
+func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, error) {
+	clientPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
+	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
+
+	cfg := embed.NewConfig()
+	cfg.Name = name
+	cfg.Dir = dir
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = name + "=" + peerURL.String()
+	cfg.LogLevel = "error"
+	// The API server compacts every five minutes; this also bounds the
+	// history when the hub runs against this etcd for a long time.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "1h"
+	cfg.QuotaBackendBytes = 8 << 30
+	// Hide etcd's own metrics listener: the hub serves its own.
+	cfg.ListenMetricsUrls = nil
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("start etcd in %s: %w", dir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, "", fmt.Errorf("etcd in %s failed: %w", dir, err)
+	case <-time.After(etcdStartTimeout):
+		e.Close()
+		return nil, "", fmt.Errorf("etcd in %s was not ready after %s: is the disk full or very slow?", dir, etcdStartTimeout)
+	case <-ctx.Done():
+		e.Close()
+		return nil, "", ctx.Err()
+	}
+	return e, clientURL.String(), nil
+}
+
+// freePort asks the kernel for a free TCP port on loopback.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
