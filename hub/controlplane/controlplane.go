@@ -63,7 +63,7 @@ type ControlPlane struct {
 
 // Start brings up a control plane and returns once it serves requests and
 // its controllers run. Stop it with Stop.
-func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	logger := klog.FromContext(ctx)
 	if err := opts.complete(); err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	cp = &ControlPlane{
+	cp := &ControlPlane{
 		URL:             "https://" + net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(opts.SecurePort)),
 		CAData:          p.caPEM,
 		CAKeyFile:       p.path(caKeyFile),
@@ -144,13 +144,11 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 
-	configzMu.Lock()
 	kcmDone, err := runControllerManager(runCtx, controllerManagerArgs(p, kcmKubeconfig, opts.Controllers))
-	if err == nil {
-		err = waitControllers(ctx, cp.Config, kcmDone)
-	}
-	configzMu.Unlock()
 	if err != nil {
+		return nil, err
+	}
+	if err := waitControllers(ctx, cp.Config, kcmDone); err != nil {
 		return nil, err
 	}
 

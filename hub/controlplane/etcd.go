@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -36,7 +37,9 @@ func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, erro
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = name + "=" + peerURL.String()
-	cfg.LogLevel = "error"
+	// etcd logs to its own file: its shutdown chatter is not for operators.
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(dir), "etcd.log")}
 	// The API server compacts every five minutes; this also bounds the
 	// history when the hub runs against this etcd for a long time.
 	cfg.AutoCompactionMode = "periodic"

@@ -1,0 +1,29 @@
+// Package install registers every API group of this module with a scheme.
+package install
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+var schemeBuilder = runtime.NewSchemeBuilder(
+	clusterv1.AddToScheme,
+	clusterv1alpha1.AddToScheme,
+	clusterv1beta1.AddToScheme,
+	clusterv1beta2.AddToScheme,
+	policyv1.AddToScheme,
+	policyv1beta1.AddToScheme,
+	workv1.AddToScheme,
+	workv1alpha1.AddToScheme,
+)
+
+// AddToScheme adds the cluster, work and policy types to a scheme.
+var AddToScheme = schemeBuilder.AddToScheme

@@ -1,0 +1,118 @@
+// Command flotilla-hub runs a Flotilla hub: by default an embedded
+// Kubernetes control plane with the OCM APIs and the hub controllers, or,
+// with --kubeconfig, the hub controllers against an existing cluster.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/internal/version"
+)
+
+func main() {
+	// Embedded Kubernetes packages register flags of their own (--version
+	// among them) on the global flag set, which cobra would merge into ours.
+	pflag.CommandLine = pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
+	if err := newCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "flotilla-hub:", err)
+		os.Exit(1)
+	}
+}
+
+func newCommand() *cobra.Command {
+	opts := hub.Options{}
+	var etcdServers []string
+	cmd := &cobra.Command{
+		Use:   "flotilla-hub",
+		Short: "Run a Flotilla hub",
+		Long: `Run a Flotilla hub.
+
+By default the hub is self-contained: it embeds etcd and kube-apiserver,
+stores everything under --data-dir, and serves the Open Cluster Management
+APIs (ManagedCluster, ManifestWork, Placement, Policy, ...) on --secure-port.
+On first start it creates a CA, service-account keys and an admin client
+certificate, and writes <data-dir>/admin.kubeconfig. Later starts reuse them.
+
+With --kubeconfig it runs only the hub controllers, against an existing
+cluster (for a highly available API server and etcd).`,
+		Example: `  # Start a hub that keeps its state in /tmp/h, then talk to it:
+  flotilla-hub --data-dir /tmp/h
+  kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
+
+  # Make the hub reachable from other machines:
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10
+
+  # Run the hub controllers against an existing cluster:
+  flotilla-hub --kubeconfig ~/.kube/config`,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := validate(cmd, opts); err != nil {
+				return err
+			}
+			opts.ControlPlane.EtcdServers = etcdServers
+			ctrl.SetLogger(klog.NewKlogr())
+			ctx := ctrl.SetupSignalHandler()
+			opts.Ready = func(info hub.Info) {
+				if info.AdminKubeconfig != "" {
+					fmt.Fprintf(os.Stderr, "flotilla-hub is ready at %s\n  export KUBECONFIG=%s\n", info.URL, info.AdminKubeconfig)
+				} else {
+					fmt.Fprintf(os.Stderr, "flotilla-hub is ready against %s\n", info.URL)
+				}
+			}
+			return hub.Run(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.ControlPlane.DataDir, "data-dir", defaultDataDir(), "directory for the embedded control plane's state: certificates, etcd data, admin.kubeconfig")
+	f.StringVar(&opts.ControlPlane.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on (0.0.0.0 for every interface)")
+	f.IntVar(&opts.ControlPlane.SecurePort, "secure-port", 6443, "port of the API server")
+	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
+	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
+	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
+	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	f.AddGoFlag(klogFlags.Lookup("v"))
+	f.AddGoFlag(klogFlags.Lookup("vmodule"))
+	return cmd
+}
+
+// validate rejects flag combinations that cannot mean anything.
+func validate(cmd *cobra.Command, opts hub.Options) error {
+	if opts.Kubeconfig == "" {
+		return nil
+	}
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "etcd-servers"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
+		}
+	}
+	if _, err := os.Stat(opts.Kubeconfig); err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	return nil
+}
+
+func defaultDataDir() string {
+	if dir := os.Getenv("XDG_DATA_HOME"); dir != "" {
+		return filepath.Join(dir, "flotilla", "hub")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "flotilla", "hub")
+	}
+	return "flotilla-hub-data"
+}

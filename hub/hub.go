@@ -1,0 +1,199 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flotilla-io/flotilla/api/install"
+	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/manifests"
+)
+
+// Namespace is where the hub keeps its own objects (the leader lease).
+const Namespace = "open-cluster-management-hub"
+
+// Options configure a hub process.
+type Options struct {
+	// Kubeconfig, when set, runs the hub controllers against an existing
+	// cluster instead of the embedded control plane.
+	Kubeconfig string
+	// ControlPlane configures the embedded control plane.
+	ControlPlane controlplane.Options
+	// MetricsAddr serves Prometheus /metrics; "0" turns it off.
+	MetricsAddr string
+	// HealthProbeAddr serves /healthz and /readyz; "0" turns it off.
+	HealthProbeAddr string
+	// LeaderElect makes only one of several hub processes run controllers.
+	LeaderElect bool
+	// Ready, if set, is called once the hub serves and its controllers run.
+	Ready func(Info)
+}
+
+// Info says where a running hub can be reached.
+type Info struct {
+	// URL is the hub API server's address.
+	URL string
+	// AdminKubeconfig is the admin kubeconfig's path (embedded control plane only).
+	AdminKubeconfig string
+	// Config is the client configuration the hub itself uses.
+	Config *rest.Config
+}
+
+// Scheme returns a scheme with the Kubernetes and the OCM types.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(install.AddToScheme(s))
+	return s
+}
+
+// Run starts the hub and blocks until ctx ends or a component fails. On
+// return, everything it started has stopped (etcd closed cleanly).
+func Run(ctx context.Context, opts Options) error {
+	logger := klog.FromContext(ctx)
+	started := time.Now()
+
+	var (
+		cfg    *rest.Config
+		info   Info
+		failed <-chan error
+	)
+	if opts.Kubeconfig != "" {
+		var err error
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("load --kubeconfig %s: %w", opts.Kubeconfig, err)
+		}
+		info = Info{URL: cfg.Host, Config: cfg}
+	} else {
+		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
+		cp, err := controlplane.Start(ctx, opts.ControlPlane)
+		if err != nil {
+			return err
+		}
+		defer cp.Stop()
+		cfg, failed = cp.Config, cp.Failed()
+		info = Info{URL: cp.URL, AdminKubeconfig: cp.AdminKubeconfig, Config: cfg}
+	}
+
+	if err := Prepare(ctx, cfg, info.URL); err != nil {
+		return err
+	}
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+
+	mgrCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	if !mgr.GetCache().WaitForCacheSync(mgrCtx) {
+		cancel()
+		return errors.Join(errors.New("hub manager did not start"), <-mgrDone)
+	}
+	logger.Info("Hub ready", "url", info.URL, "adminKubeconfig", info.AdminKubeconfig, "startup", time.Since(started).Round(time.Millisecond))
+	if opts.Ready != nil {
+		opts.Ready(info)
+	}
+
+	select {
+	case <-ctx.Done():
+		logger.Info("Shutting down")
+		cancel()
+		return <-mgrDone
+	case err := <-mgrDone:
+		return err
+	case err := <-failed:
+		cancel()
+		<-mgrDone
+		return err
+	}
+}
+
+// Prepare installs what every hub needs before its controllers run: the CRDs,
+// cluster-info and the hub namespace. It is idempotent.
+func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
+	crds, err := manifests.AllCRDs()
+	if err != nil {
+		return err
+	}
+	if err := bootstrap.InstallCRDs(ctx, cfg, crds); err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	caData, err := caBundle(cfg)
+	if err != nil {
+		return err
+	}
+	if err := bootstrap.PublishClusterInfo(ctx, client, url, caData); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", Namespace, err)
+	}
+	return nil
+}
+
+func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.HealthProbeAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        "flotilla-hub",
+		LeaderElectionNamespace: Namespace,
+		// A hub handing over to another process releases its lease at once.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create hub manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("informer caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// caBundle returns the CA data that agents need to trust the hub.
+func caBundle(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile != "" {
+		return os.ReadFile(cfg.CAFile)
+	}
+	return nil, errors.New("the hub's kubeconfig names no certificate authority: agents could not verify the hub")
+}

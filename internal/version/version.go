@@ -1,0 +1,15 @@
+// Package version holds the build's version, set at link time by the Makefile.
+package version
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Version is the Flotilla release; the Makefile sets it from git.
+var Version = "v0.0.0-dev"
+
+// String describes the build in one line.
+func String() string {
+	return fmt.Sprintf("%s (%s, %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,98 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/hub/controlplane"
+)
+
+// Role says what a control plane is for.
+type Role int
+
+const (
+	// Hub control planes serve Flotilla's CRDs and cluster-info.
+	Hub Role = iota
+	// Spoke control planes are plain clusters for agents to manage.
+	Spoke
+)
+
+// ControlPlane is a control plane started in this process.
+type ControlPlane struct {
+	*controlplane.ControlPlane
+	// Client is a controller-runtime client with cluster-admin rights.
+	Client client.Client
+	// Kube is a client-go clientset with cluster-admin rights.
+	Kube kubernetes.Interface
+	// Dir is the data directory.
+	Dir  string
+	role Role
+}
+
+// Start starts a control plane in a new temporary data directory.
+func Start(ctx context.Context, role Role) (*ControlPlane, error) {
+	dir, err := os.MkdirTemp("", "flotilla-test-")
+	if err != nil {
+		return nil, err
+	}
+	cp, err := StartIn(ctx, role, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return cp, nil
+}
+
+// StartIn starts a control plane on an existing data directory, as a
+// restart does.
+func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) {
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role}
+	if role == Hub {
+		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
+			cp.Stop()
+			return nil, fmt.Errorf("prepare hub: %w", err)
+		}
+	}
+	if c.Client, err = client.New(cp.Config, client.Options{Scheme: hub.Scheme()}); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	if c.Kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Restart stops the control plane and starts it again on the same data
+// directory.
+func (c *ControlPlane) Restart(ctx context.Context) (*ControlPlane, error) {
+	c.ControlPlane.Stop()
+	return StartIn(ctx, c.role, c.Dir)
+}
+
+// Stop stops the control plane and removes its data directory.
+func (c *ControlPlane) Stop() {
+	c.ControlPlane.Stop()
+	os.RemoveAll(c.Dir)
+}
+
+// ConfigFor returns a client configuration for this control plane with
+// the given credentials and no others.
+func (c *ControlPlane) ConfigFor(certPEM, keyPEM []byte, token string) *rest.Config {
+	return &rest.Config{
+		Host:            c.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.CAData, CertData: certPEM, KeyData: keyPEM},
+		BearerToken:     token,
+	}
+}
