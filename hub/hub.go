@@ -99,36 +99,46 @@ func Run(ctx context.Context, opts Options) error {
 	if err := Prepare(ctx, cfg, info.URL); err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, opts)
+	mgrDone, err := StartManager(ctx, cfg, opts)
 	if err != nil {
 		return err
-	}
-
-	mgrCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mgrDone := make(chan error, 1)
-	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-	if !mgr.GetCache().WaitForCacheSync(mgrCtx) {
-		cancel()
-		return errors.Join(errors.New("hub manager did not start"), <-mgrDone)
 	}
 	logger.Info("Hub ready", "url", info.URL, "adminKubeconfig", info.AdminKubeconfig, "startup", time.Since(started).Round(time.Millisecond))
 	if opts.Ready != nil {
 		opts.Ready(info)
 	}
-
 	select {
-	case <-ctx.Done():
-		logger.Info("Shutting down")
-		cancel()
-		return <-mgrDone
 	case err := <-mgrDone:
 		return err
 	case err := <-failed:
-		cancel()
-		<-mgrDone
 		return err
 	}
+}
+
+// StartManager starts the hub controllers against cfg and returns once their
+// caches are in sync. The returned channel yields the manager's result when
+// ctx ends or the manager fails.
+func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan error, error) {
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupControllers(mgr); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-mgr.Elected():
+	case err := <-done:
+		return nil, fmt.Errorf("hub manager: %w", err)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, errors.New("hub manager caches did not sync")
+	}
+	return done, nil
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,

@@ -17,7 +17,8 @@ import (
 type Role int
 
 const (
-	// Hub control planes serve Flotilla's CRDs and cluster-info.
+	// Hub control planes serve Flotilla's CRDs and cluster-info, and run
+	// the hub controllers.
 	Hub Role = iota
 	// Spoke control planes are plain clusters for agents to manage.
 	Spoke
@@ -33,6 +34,8 @@ type ControlPlane struct {
 	// Dir is the data directory.
 	Dir  string
 	role Role
+	// stopManager stops the hub controllers (hubs only).
+	stopManager func()
 }
 
 // Start starts a control plane in a new temporary data directory.
@@ -56,12 +59,20 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role}
+	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: func() {}}
 	if role == Hub {
 		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
 			cp.Stop()
 			return nil, fmt.Errorf("prepare hub: %w", err)
 		}
+		mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0"})
+		if err != nil {
+			cancel()
+			cp.Stop()
+			return nil, fmt.Errorf("start hub controllers: %w", err)
+		}
+		c.stopManager = func() { cancel(); <-done }
 	}
 	if c.Client, err = client.New(cp.Config, client.Options{Scheme: hub.Scheme()}); err != nil {
 		cp.Stop()
@@ -77,12 +88,14 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 // Restart stops the control plane and starts it again on the same data
 // directory.
 func (c *ControlPlane) Restart(ctx context.Context) (*ControlPlane, error) {
+	c.stopManager()
 	c.ControlPlane.Stop()
 	return StartIn(ctx, c.role, c.Dir)
 }
 
 // Stop stops the control plane and removes its data directory.
 func (c *ControlPlane) Stop() {
+	c.stopManager()
 	c.ControlPlane.Stop()
 	os.RemoveAll(c.Dir)
 }

@@ -1,0 +1,16 @@
+package hub
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// setupControllers adds every hub controller to the manager. Each
+// capability (registration, work, placement, policy) adds its own.
+func setupControllers(mgr manager.Manager) error {
+	for _, setup := range []func(manager.Manager) error{} {
+		if err := setup(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
