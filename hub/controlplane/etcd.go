@@ -2,12 +2,15 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
@@ -18,6 +21,9 @@ const etcdStartTimeout = 60 * time.Second
 // startEtcd runs a single-member etcd on loopback, storing its data in dir.
 // It returns the client URL the API server should use.
 func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, error) {
+	if err := checkEtcdData(dir); err != nil {
+		return nil, "", err
+	}
 	clientPort, err := freePort()
 	if err != nil {
 		return nil, "", err
@@ -75,4 +81,18 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// checkEtcdData opens an existing etcd database read-only first: etcd
+// panics on a corrupt one, where the operator deserves a sentence.
+func checkEtcdData(dir string) error {
+	path := filepath.Join(dir, "member", "snap", "db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Errorf("etcd data in %s is unreadable or corrupt (%v): restore the data directory from a backup, or start with an empty one", dir, err)
+	}
+	return db.Close()
 }

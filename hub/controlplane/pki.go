@@ -109,6 +109,9 @@ func createPKI(dir string) error {
 		return err
 	}
 	p := &pki{dir: tmp, caCert: ca, caKey: key}
+	if err := failPKIStep("client certificates"); err != nil {
+		return err
+	}
 	if err := p.issueClient(adminCertFile, adminKeyFile, "flotilla:admin", "system:masters"); err != nil {
 		return err
 	}
@@ -123,6 +126,9 @@ func createPKI(dir string) error {
 	}
 	return syncDir(filepath.Dir(dir))
 }
+
+// failPKIStep lets tests interrupt the creation of the PKI half-way.
+var failPKIStep = func(string) error { return nil }
 
 func loadCA(dir string) (*pki, error) {
 	certPEM, err := os.ReadFile(filepath.Join(dir, caCertFile))

@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HubProcess is a flotilla-hub binary running as a separate process.
+type HubProcess struct {
+	*Process
+	// DataDir is the hub's --data-dir.
+	DataDir string
+	// Port is the hub's --secure-port.
+	Port int
+	// Kubeconfig is the admin kubeconfig the hub wrote.
+	Kubeconfig string
+}
+
+// readyLine is what flotilla-hub prints once it serves and its controllers run.
+const readyLine = "flotilla-hub is ready at"
+
+// StartHubProcess starts bin/flotilla-hub on dataDir and a free port, and
+// waits until it says it is ready (or exits, or timeout passes).
+func StartHubProcess(ctx context.Context, binDir, dataDir string, timeout time.Duration, extraArgs ...string) (*HubProcess, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--data-dir", dataDir,
+		"--secure-port", strconv.Itoa(port),
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0",
+	}, extraArgs...)
+	p, err := StartProcess(ctx, filepath.Join(binDir, "flotilla-hub"), args...)
+	if err != nil {
+		return nil, err
+	}
+	h := &HubProcess{Process: p, DataDir: dataDir, Port: port, Kubeconfig: filepath.Join(dataDir, "admin.kubeconfig")}
+	if err := p.WaitForOutput(readyLine, timeout); err != nil {
+		p.Stop(10 * time.Second)
+		return nil, err
+	}
+	return h, nil
+}
+
+// WaitForOutput waits until the process has printed text, and fails early
+// when the process exits first.
+func (p *Process) WaitForOutput(text string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if strings.Contains(p.Output(), text) {
+			return nil
+		}
+		if p.Exited() {
+			return fmt.Errorf("process exited (code %d) before printing %q; last output:\n%s", p.cmd.ProcessState.ExitCode(), text, p.Tail(20))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %q after %s; last output:\n%s", text, timeout, p.Tail(20))
+		}
+		<-tick.C
+	}
+}
+
+// FreePort asks the kernel for a free TCP port on loopback.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

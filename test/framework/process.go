@@ -1,0 +1,129 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a binary under test, started as a separate process. Its
+// combined output is kept for assertions and for failure reports.
+type Process struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+	err  error
+}
+
+// StartProcess starts bin with args. The process is killed when ctx ends.
+func StartProcess(ctx context.Context, bin string, args ...string) (*Process, error) {
+	p := &Process{done: make(chan struct{})}
+	p.cmd = exec.CommandContext(ctx, bin, args...)
+	p.cmd.Cancel = func() error { return p.cmd.Process.Kill() }
+	p.cmd.Stdout = p
+	p.cmd.Stderr = p
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Write collects the process's output.
+func (p *Process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+// Output returns everything the process printed so far.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Tail returns the last n lines of output, for failure messages.
+func (p *Process) Tail(n int) string {
+	lines := strings.Split(strings.TrimRight(p.Output(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits up to timeout for the process to end and returns its exit code.
+func (p *Process) Wait(timeout time.Duration) (int, error) {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode(), nil
+	case <-time.After(timeout):
+		return -1, fmt.Errorf("process %d still running after %s", p.Pid(), timeout)
+	}
+}
+
+// Stop sends SIGTERM and waits up to timeout for a clean exit, then kills.
+func (p *Process) Stop(timeout time.Duration) (int, error) {
+	if p.Exited() {
+		return p.cmd.ProcessState.ExitCode(), nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	code, err := p.Wait(timeout)
+	if err != nil {
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		<-p.done
+	}
+	return code, err
+}
+
+// RSS returns the process's resident set size in bytes.
+func (p *Process) RSS() (int64, error) {
+	return RSSOf(p.Pid())
+}
+
+// RSSOf reads a process's resident set size from /proc.
+func RSSOf(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseVmRSS(f)
+}
+
+func parseVmRSS(r io.Reader) (int64, error) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		var kb int64
+		if _, err := fmt.Sscanf(s.Text(), "VmRSS: %d kB", &kb); err == nil {
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS line")
+}
