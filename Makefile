@@ -9,13 +9,16 @@ AGENT_CRDS := work.open-cluster-management.io_appliedmanifestworks.yaml \
               policy.open-cluster-management.io_configurationpolicies.yaml
 GO_TEST_FLAGS ?=
 
-.PHONY: help build generate verify test test-unit test-integration test-e2e bench demo clean
+.PHONY: help build generate verify test test-unit test-integration test-e2e bench demo demo-down clean
 
 help: ## Show this help.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION)
+
 build: ## Build bin/flotilla-hub, bin/flotilla-agent and bin/flotilla.
-	go build -o $(BIN)/ ./cmd/...
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 $(CONTROLLER_GEN): hack/tools/go.mod
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -51,8 +54,13 @@ test-e2e: build ## End-to-end tests: the real binaries as separate processes.
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN)
 
-demo: build ## Start a hub and show how to use it.
+demo: build ## Start a hub in .demo/ and show how to use it.
 	hack/demo.sh
+
+demo-down: ## Stop the demo and remove .demo/.
+	@if [ -f .demo/hub.pid ]; then kill $$(cat .demo/hub.pid) 2>/dev/null || true; \
+	  while kill -0 $$(cat .demo/hub.pid) 2>/dev/null; do sleep 0.2; done; fi
+	rm -rf .demo
 
 clean: ## Remove built binaries.
 	rm -rf $(BIN)
