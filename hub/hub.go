@@ -26,6 +26,7 @@ import (
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
@@ -128,6 +129,13 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	if opts.LeaderElect {
+		select {
+		case <-mgr.Elected():
+		case <-time.After(2 * time.Second):
+			klog.FromContext(ctx).Info("Another hub process leads; standing by until it stops", "lease", Namespace+"/flotilla-hub")
+		}
+	}
 	select {
 	case <-mgr.Elected():
 	case err := <-done:
@@ -142,7 +150,8 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,
-// cluster-info and the hub namespace. It is idempotent.
+// cluster-info, the hub namespace, and the registration RBAC and admission
+// policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	crds, err := manifests.AllCRDs()
 	if err != nil {
@@ -166,7 +175,7 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
-	return nil
+	return registration.Install(ctx, client)
 }
 
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,4 +111,57 @@ func readExample(name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	Expect(yaml.Unmarshal(data, &u.Object)).To(Succeed())
 	return u
+}
+
+var _ = Describe("flotilla-hub against an existing cluster", func() {
+	It("serves health and metrics endpoints and elects one leader among several processes", func(ctx SpecContext) {
+		embedded, err := framework.StartHubProcess(ctx, *binDir, GinkgoT().TempDir(), 2*time.Minute, "--leader-elect=false")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { embedded.Stop(30 * time.Second) })
+
+		first, probe, metrics := startAttachedHub(ctx, embedded.Kubeconfig)
+		DeferCleanup(func() { first.Stop(30 * time.Second) })
+		Expect(first.WaitForOutput("flotilla-hub is ready", time.Minute)).To(Succeed())
+		for _, path := range []string{"/healthz", "/readyz"} {
+			Expect(httpGet("http://" + probe + path)).To(Equal("ok"), path)
+		}
+		Expect(httpGet("http://" + metrics + "/metrics")).To(ContainSubstring("controller_runtime_"))
+
+		second, _, _ := startAttachedHub(ctx, embedded.Kubeconfig)
+		DeferCleanup(func() { second.Stop(30 * time.Second) })
+		Expect(second.WaitForOutput("standing by", time.Minute)).To(Succeed())
+		Expect(second.Output()).NotTo(ContainSubstring("flotilla-hub is ready"))
+
+		By("handing over when the leader stops")
+		code, err := first.Stop(time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(0), first.Tail(20))
+		Expect(second.WaitForOutput("flotilla-hub is ready", time.Minute)).To(Succeed())
+	})
+})
+
+// startAttachedHub starts flotilla-hub with --kubeconfig and its own probe
+// and metrics ports; it returns the process and the probe and metrics addresses.
+func startAttachedHub(ctx SpecContext, kubeconfig string) (*framework.Process, string, string) {
+	GinkgoHelper()
+	probePort, err := framework.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	metricsPort, err := framework.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	probe := "127.0.0.1:" + strconv.Itoa(probePort)
+	metrics := "127.0.0.1:" + strconv.Itoa(metricsPort)
+	p, err := framework.StartProcess(ctx, filepath.Join(*binDir, "flotilla-hub"),
+		"--kubeconfig", kubeconfig, "--health-probe-bind-address", probe, "--metrics-bind-address", metrics)
+	Expect(err).NotTo(HaveOccurred())
+	return p, probe, metrics
+}
+
+func httpGet(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
