@@ -4,4 +4,11 @@
 // It links only controller-runtime and client-go, never k8s.io/kubernetes,
 // so that it stays small. Each capability (registration, work, policy) lives
 // in a package of its own below this one, mirroring the hub.
+//
+// Run prepares the spoke (the agent namespace, and the agent-side CRDs such
+// as ClusterClaim where they are missing), starts one controller-runtime
+// manager on the spoke, whose cache holds only what the controllers watch
+// (Nodes stripped to their resources, ClusterClaims; never Secrets), and
+// runs registration beside it. On the hub the agent caches nothing beyond
+// its own cluster.
 package agent

@@ -1,17 +1,35 @@
 package agent
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/flotilla-io/flotilla/agent/registration"
+)
 
 // Names on the spoke that the agent, `flotilla join` and `flotilla unjoin` share.
 const (
 	// DefaultNamespace is the spoke namespace the agent runs in and keeps its secrets in.
 	DefaultNamespace = "open-cluster-management-agent"
 	// BootstrapSecretName holds the bootstrap kubeconfig (key "kubeconfig").
-	BootstrapSecretName = "bootstrap-hub-kubeconfig"
+	BootstrapSecretName = registration.BootstrapSecretName
 	// HubKubeconfigSecretName holds the agent's own hub credentials: keys
 	// "tls.key", "tls.crt", "kubeconfig", "cluster-name", "agent-name".
-	HubKubeconfigSecretName = "hub-kubeconfig-secret"
+	HubKubeconfigSecretName = registration.HubKubeconfigSecretName
 )
+
+// MinCertificateExpiration is the shortest certificate lifetime a
+// Kubernetes signer issues (CSR spec.expirationSeconds).
+const MinCertificateExpiration = 10 * time.Minute
+
+// DefaultCertificateExpiration is the hub client certificate lifetime asked
+// for when Options leave it unset.
+const DefaultCertificateExpiration = 365 * 24 * time.Hour
 
 // Options configure an agent.
 type Options struct {
@@ -20,7 +38,8 @@ type Options struct {
 	// AgentID names this agent instance; empty reuses the one stored in the
 	// hub kubeconfig secret, or generates one.
 	AgentID string
-	// Namespace is the agent's namespace on the spoke.
+	// Namespace is the agent's namespace on the spoke; empty means
+	// DefaultNamespace.
 	Namespace string
 	// SpokeKubeconfig is the kubeconfig of the managed cluster; empty means
 	// the in-cluster configuration.
@@ -30,11 +49,60 @@ type Options struct {
 	// kubeconfig says.
 	SpokeAPIServerURL string
 	SpokeCAData       []byte
+	// BootstrapKubeconfig, when set, is a kubeconfig file to join the hub
+	// with, read instead of Secret BootstrapSecretName in Namespace.
+	BootstrapKubeconfig string
+	// LeaseDurationSeconds goes into spec.leaseDurationSeconds when the agent
+	// creates its ManagedCluster; 0 means 60. Afterwards the hub's value rules.
+	LeaseDurationSeconds int32
 	// CertificateExpiration is the lifetime asked for in CSRs
-	// (expirationSeconds); 0 lets the hub's signer decide.
+	// (expirationSeconds, which the contract requires); 0 means
+	// DefaultCertificateExpiration. At least MinCertificateExpiration.
 	CertificateExpiration time.Duration
+	// RenewBefore, when set, renews the hub client certificate this long
+	// before it expires, instead of when 20–25 % (drawn at random) of its
+	// life is left. Since no signer issues certificates shorter than ten
+	// minutes, this is how tests see a rotation within seconds.
+	RenewBefore time.Duration
 	// MetricsAddr and HealthProbeAddr serve /metrics, /healthz and /readyz;
-	// "0" turns them off.
+	// "0" or empty turns them off.
 	MetricsAddr     string
 	HealthProbeAddr string
+}
+
+// Validate says what is wrong with o, in terms of the flags of
+// flotilla-agent. Input that it rejects can never work, so the agent
+// refuses to start rather than retry.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("a cluster name is required (--cluster-name)"))
+	} else if msgs := validation.IsDNS1123Label(o.ClusterName); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("invalid cluster name %q: %s; it names the cluster's namespace on the hub", o.ClusterName, strings.Join(msgs, "; ")))
+	}
+	if o.AgentID != "" {
+		if msgs := validation.IsDNS1123Label(o.AgentID); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("invalid agent id %q: %s", o.AgentID, strings.Join(msgs, "; ")))
+		}
+	}
+	if o.Namespace != "" {
+		if msgs := validation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("invalid namespace %q: %s", o.Namespace, strings.Join(msgs, "; ")))
+		}
+	}
+	if o.SpokeAPIServerURL != "" {
+		if u, err := url.Parse(o.SpokeAPIServerURL); err != nil || u.Scheme != "https" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("invalid spoke API server URL %q: want https://host[:port]", o.SpokeAPIServerURL))
+		}
+	}
+	if o.LeaseDurationSeconds < 0 {
+		errs = append(errs, fmt.Errorf("invalid lease duration %ds: must not be negative", o.LeaseDurationSeconds))
+	}
+	if o.CertificateExpiration != 0 && o.CertificateExpiration < MinCertificateExpiration {
+		errs = append(errs, fmt.Errorf("certificate expiration %s is too short: the hub's signer issues no certificate shorter than %s", o.CertificateExpiration, MinCertificateExpiration))
+	}
+	if o.RenewBefore < 0 || (o.CertificateExpiration > 0 && o.RenewBefore >= o.CertificateExpiration) {
+		errs = append(errs, fmt.Errorf("renew-before %s must not be negative, and must be shorter than the certificate expiration %s", o.RenewBefore, o.CertificateExpiration))
+	}
+	return errors.Join(errs...)
 }

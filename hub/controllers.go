@@ -2,12 +2,16 @@ package hub
 
 import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/flotilla-io/flotilla/hub/registration"
 )
 
 // setupControllers adds every hub controller to the manager. Each
 // capability (registration, work, placement, policy) adds its own.
 func setupControllers(mgr manager.Manager) error {
-	for _, setup := range []func(manager.Manager) error{} {
+	for _, setup := range []func(manager.Manager) error{
+		registration.Setup,
+	} {
 		if err := setup(mgr); err != nil {
 			return err
 		}

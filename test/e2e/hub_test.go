@@ -123,7 +123,7 @@ var _ = Describe("flotilla-hub against an existing cluster", func() {
 		DeferCleanup(func() { first.Stop(30 * time.Second) })
 		Expect(first.WaitForOutput("flotilla-hub is ready", time.Minute)).To(Succeed())
 		for _, path := range []string{"/healthz", "/readyz"} {
-			Expect(httpGet("http://" + probe + path)).To(Equal("ok"), path)
+			Expect(httpGet("http://"+probe+path)).To(Equal("ok"), path)
 		}
 		Expect(httpGet("http://" + metrics + "/metrics")).To(ContainSubstring("controller_runtime_"))
 

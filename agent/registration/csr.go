@@ -1,0 +1,237 @@
+package registration
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+	certificatesclient "k8s.io/client-go/kubernetes/typed/certificates/v1"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+)
+
+// MaxPendingCSRs is how many of its own CSRs may wait for approval before
+// an agent stops creating more.
+const MaxPendingCSRs = 10
+
+// ManagedClustersGroup is the group every agent's certificate carries.
+const ManagedClustersGroup = "system:open-cluster-management:managed-clusters"
+
+// ClusterGroup is the group that the certificates of cluster c's agents carry.
+func ClusterGroup(c string) string { return "system:open-cluster-management:" + c }
+
+// AgentUser is the user name in the certificate of agent id of cluster c.
+func AgentUser(c, id string) string { return ClusterGroup(c) + ":" + id }
+
+// csrRequest is a CSR being waited for, with the private key that only this
+// process knows.
+type csrRequest struct {
+	name   string
+	keyPEM []byte
+}
+
+// newCSR returns a new private key and a CSR for the client certificate of
+// agent id of cluster c, as the contract spells it.
+func newCSR(c, id string, expiration time.Duration) ([]byte, *certificatesv1.CertificateSigningRequest, error) {
+	keyPEM, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate private key: %w", err)
+	}
+	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	request, err := certutil.MakeCSR(key, &pkix.Name{
+		CommonName:   AgentUser(c, id),
+		Organization: []string{ClusterGroup(c), ManagedClustersGroup},
+	}, nil, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create certificate request: %w", err)
+	}
+	csr := &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: c + "-",
+			Labels:       map[string]string{clusterv1.ClusterNameLabel: c},
+		},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    request,
+			SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages: []certificatesv1.KeyUsage{
+				certificatesv1.UsageDigitalSignature,
+				certificatesv1.UsageKeyEncipherment,
+				certificatesv1.UsageClientAuth,
+			},
+		},
+	}
+	if expiration > 0 {
+		csr.Spec.ExpirationSeconds = ptr.To(int32(expiration / time.Second))
+	}
+	return keyPEM, csr, nil
+}
+
+// pendingOwn counts the CSRs of agent id of cluster c that wait for a decision.
+func pendingOwn(csrs []certificatesv1.CertificateSigningRequest, c, id string) int {
+	n := 0
+	for i := range csrs {
+		csr := &csrs[i]
+		if csr.Labels[clusterv1.ClusterNameLabel] != c || decided(csr) || len(csr.Status.Certificate) > 0 {
+			continue
+		}
+		if req, err := parseRequest(csr.Spec.Request); err == nil && req.Subject.CommonName == AgentUser(c, id) {
+			n++
+		}
+	}
+	return n
+}
+
+func decided(csr *certificatesv1.CertificateSigningRequest) bool {
+	for _, cond := range csr.Status.Conditions {
+		switch cond.Type {
+		case certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed:
+			return true
+		}
+	}
+	return false
+}
+
+func parseRequest(data []byte) (*x509.CertificateRequest, error) {
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != certutil.CertificateRequestBlockType {
+		return nil, errors.New("no PEM certificate request")
+	}
+	return x509.ParseCertificateRequest(block.Bytes)
+}
+
+// errTooManyPending stops an agent from adding to a queue of CSRs that
+// nobody approves.
+var errTooManyPending = fmt.Errorf("%d CSRs of this agent are waiting for approval: not creating another until a hub admin approves or denies them (flotilla accept)", MaxPendingCSRs)
+
+// errCSRGone means the CSR waited for was denied, failed or deleted; the
+// agent asks again with a new one.
+var errCSRGone = errors.New("asking again with a new CSR")
+
+// requestCertificate creates a CSR for agent id of cluster c, unless too
+// many of its CSRs already wait for approval.
+func requestCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, c, id string, expiration time.Duration) (*csrRequest, error) {
+	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.Set{clusterv1.ClusterNameLabel: c}.String()})
+	if err != nil {
+		return nil, fmt.Errorf("list CSRs: %w", err)
+	}
+	if pendingOwn(list.Items, c, id) >= MaxPendingCSRs {
+		return nil, errTooManyPending
+	}
+	keyPEM, csr, err := newCSR(c, id, expiration)
+	if err != nil {
+		return nil, err
+	}
+	created, err := api.Create(ctx, csr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create CSR: %w", err)
+	}
+	return &csrRequest{name: created.Name, keyPEM: keyPEM}, nil
+}
+
+// waitForCertificate waits until CSR name is approved and issued, and
+// returns the certificate. It returns an error wrapping errCSRGone when the
+// CSR was denied, failed or deleted, and any other error as it comes, for
+// the caller to retry.
+func waitForCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, name string) ([]byte, error) {
+	for {
+		csr, err := api.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("CSR %s no longer exists: %w", name, errCSRGone)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read CSR %s: %w", name, err)
+		}
+		if done, err := issued(csr); done || err != nil {
+			return csr.Status.Certificate, err
+		}
+		w, err := api.Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
+			ResourceVersion: csr.ResourceVersion,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("watch CSR %s: %w", name, err)
+		}
+		certPEM, err := watchUntilIssued(ctx, w)
+		if certPEM != nil || err != nil {
+			return certPEM, err
+		}
+		// The server ended the watch: read the CSR again and go on watching.
+	}
+}
+
+func watchUntilIssued(ctx context.Context, w watch.Interface) ([]byte, error) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, nil
+			}
+			switch ev.Type {
+			case watch.Error:
+				return nil, apierrors.FromObject(ev.Object)
+			case watch.Deleted:
+				return nil, fmt.Errorf("CSR was deleted: %w", errCSRGone)
+			}
+			csr, ok := ev.Object.(*certificatesv1.CertificateSigningRequest)
+			if !ok {
+				continue
+			}
+			if done, err := issued(csr); done || err != nil {
+				return csr.Status.Certificate, err
+			}
+		}
+	}
+}
+
+// issued reports whether csr carries its certificate, or wraps errCSRGone
+// when it never will.
+func issued(csr *certificatesv1.CertificateSigningRequest) (bool, error) {
+	for _, cond := range csr.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch cond.Type {
+		case certificatesv1.CertificateDenied, certificatesv1.CertificateFailed:
+			return false, fmt.Errorf("CSR %s: %s (%s: %s): %w", csr.Name, cond.Type, cond.Reason, cond.Message, errCSRGone)
+		}
+	}
+	return len(csr.Status.Certificate) > 0, nil
+}
+
+// checkCertificate verifies that certPEM holds a client certificate for keyPEM
+// issued to agent id of cluster c, and returns it parsed.
+func checkCertificate(certPEM, keyPEM []byte, c, id string) (*x509.Certificate, error) {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("the certificate does not match the private key: %w", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("parse certificate: %w", err)
+	}
+	if want := AgentUser(c, id); cert.Subject.CommonName != want {
+		return nil, fmt.Errorf("the certificate names %q, not %q", cert.Subject.CommonName, want)
+	}
+	return cert, nil
+}

@@ -1,0 +1,28 @@
+// Package registration keeps a managed cluster registered with its hub: the
+// agent side of the contract's double handshake (shared/docs/contract.md,
+// "Registration").
+//
+// Idea: the agent holds one hub credential at a time. It starts from the
+// client certificate stored on the spoke; when there is none, or it expired,
+// or the bootstrap kubeconfig now names another hub or CA, it joins with the
+// bootstrap kubeconfig: it creates its ManagedCluster and a CSR whose private
+// key never leaves the process, waits for a hub admin to approve it, and
+// stores the result. While a credential holds, a session renews the cluster's
+// lease, rotates the certificate when 20–25 % of its life is left (a renewal
+// CSR authenticated with the current certificate) and swaps it into the live
+// connections without a restart.
+//
+// Owns, on the spoke: Secret hub-kubeconfig-secret in the agent namespace.
+// On the hub: the cluster's ManagedCluster (created, then only its status),
+// its CSRs, and Lease managed-cluster-lease in the cluster namespace.
+//
+// Watches, on the spoke: Nodes (stripped to their resources) and
+// ClusterClaims, which feed the ManagedCluster status. On the hub it caches
+// nothing: it reads its own ManagedCluster by name and watches only the CSR
+// it is waiting for.
+//
+// Writes ManagedCluster status conditions ManagedClusterJoined and
+// ManagedClusterConditionAvailable, status.version, status.capacity,
+// status.allocatable and status.clusterClaims, and only when one of them
+// changed.
+package registration

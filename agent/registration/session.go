@@ -1,0 +1,142 @@
+package registration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+)
+
+// session is the agent's connection to the hub while one credential holds.
+type session struct {
+	creds  atomic.Pointer[Credentials]
+	conn   *hubConnection
+	client client.Client
+	kube   kubernetes.Interface
+}
+
+// hubErr says err in an operator's terms.
+func (s *session) hubErr(err error) error {
+	return &hubError{server: s.creds.Load().Hub.Server, identity: clientCertificate, err: err}
+}
+
+// serve runs a session with creds until they are no longer usable, and
+// says why; or until ctx ends.
+func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
+	conn, err := newHubConnection(creds.Hub, creds.CertPEM, creds.KeyPEM)
+	if err != nil {
+		return fmt.Errorf("the stored hub kubeconfig is not usable: %w", err)
+	}
+	defer conn.close()
+	s := &session{conn: conn}
+	s.creds.Store(creds)
+	if s.client, err = newHubClient(conn.config); err != nil {
+		return err
+	}
+	if s.kube, err = kubernetes.NewForConfig(conn.config); err != nil {
+		return err
+	}
+
+	r.current.Store(s)
+	defer r.current.Store(nil)
+	select {
+	case r.started <- event.GenericEvent{Object: &clusterv1.ManagedCluster{}}:
+	default: // the status controller has a start to handle already
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for _, loop := range []func(context.Context, *session) error{r.renewLease, r.rotate} {
+		wg.Go(func() { cancel(loop(ctx, s)) })
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// rotate renews the client certificate at each rotation deadline, and swaps
+// the new one into the session. It returns an error once the certificate
+// expired without a successor.
+func (r *Registration) rotate(ctx context.Context, s *session) error {
+	logger := klog.FromContext(ctx)
+	for {
+		creds := s.creds.Load()
+		deadline := rotationDeadline(creds.Cert, r.cfg.RenewBefore, rand.Float64())
+		logger.V(1).Info("Scheduled the rotation of the hub client certificate", "at", deadline, "notAfter", creds.Cert.NotAfter)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(deadline)):
+		}
+		renewed, err := r.renew(ctx, s)
+		if err != nil {
+			return err
+		}
+		s.creds.Store(renewed)
+		if err := s.conn.swap(renewed.CertPEM, renewed.KeyPEM); err != nil {
+			return err
+		}
+		logger.Info("Rotated the hub client certificate", "serial", renewed.Cert.SerialNumber.String(), "notAfter", renewed.Cert.NotAfter)
+	}
+}
+
+// renew asks for a new certificate with a CSR that the current one
+// authenticates, and stores it. It gives up when the current one expires.
+func (r *Registration) renew(ctx context.Context, s *session) (*Credentials, error) {
+	old := s.creds.Load()
+	expiring, cancel := context.WithDeadline(ctx, old.Cert.NotAfter)
+	defer cancel()
+	csrs := s.kube.CertificatesV1().CertificateSigningRequests()
+	var (
+		pending *csrRequest
+		renewed *Credentials
+	)
+	err := retry(expiring, "Cannot rotate the hub client certificate yet; retrying", func(ctx context.Context) error {
+		if pending == nil {
+			p, err := requestCertificate(ctx, csrs, old.ClusterName, old.AgentID, r.cfg.CertificateExpiration)
+			if errors.Is(err, errTooManyPending) {
+				return err
+			}
+			if err != nil {
+				return s.hubErr(err)
+			}
+			pending = p
+			klog.FromContext(ctx).Info("Asked the hub to renew the client certificate", "csr", p.name)
+		}
+		certPEM, err := waitForCertificate(ctx, csrs, pending.name)
+		if errors.Is(err, errCSRGone) {
+			pending = nil
+			return err
+		}
+		if err != nil {
+			return s.hubErr(err)
+		}
+		c, err := newCredentials(old.ClusterName, old.AgentID, old.Hub, pending.keyPEM, certPEM)
+		if err != nil {
+			pending = nil
+			return fmt.Errorf("the hub issued a certificate that cannot be used: %w", err)
+		}
+		if err := storeCredentials(ctx, r.cfg.Spoke, r.cfg.Namespace, c); err != nil {
+			return err
+		}
+		renewed = c
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("the client certificate expired at %s before the hub renewed it", old.Cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return renewed, nil
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+)
+
+// bootstrapRoleName names the ClusterRole, and its ClusterRoleBinding, that
+// join tokens get (contract, Registration step 1).
+const bootstrapRoleName = "open-cluster-management:bootstrap"
+
+// bootstrapClusterRole allows exactly what an agent needs before it is
+// accepted: read cluster-info, create and follow its CSR, create and read
+// its ManagedCluster, and join a cluster set when creating it.
+func bootstrapClusterRole() *rbacv1.ClusterRole {
+	cluster := clusterv1.GroupVersion.Group
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRoleName, Labels: map[string]string{managedByLabel: managedByValue}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+			{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
+			{APIGroups: []string{cluster}, Resources: []string{"managedclusters"}, Verbs: []string{"get", "create", "list", "watch"}},
+			{APIGroups: []string{cluster}, Resources: []string{"managedclustersets/join"}, Verbs: []string{"create"}},
+		},
+	}
+}
+
+// bootstrapClusterRoleBinding grants the bootstrap ClusterRole to every join token.
+func bootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRoleName, Labels: map[string]string{managedByLabel: managedByValue}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: bootstrapRoleName},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: bootstrapGroup}},
+	}
+}
+
+// ensureBootstrapRBAC creates the bootstrap ClusterRole and binding, or
+// puts back their rules and subjects. It returns what it changed.
+func ensureBootstrapRBAC(ctx context.Context, c *clients) ([]string, error) {
+	var changed []string
+	roles := c.kube.RbacV1().ClusterRoles()
+	want := bootstrapClusterRole()
+	got, err := roles.Get(ctx, want.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := roles.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+			return changed, explain(err, c.where, "create ClusterRole "+want.Name)
+		}
+		changed = append(changed, "created ClusterRole "+want.Name)
+	case err != nil:
+		return changed, explain(err, c.where, "read ClusterRole "+want.Name)
+	case !equality.Semantic.DeepEqual(got.Rules, want.Rules):
+		got.Rules = want.Rules
+		if _, err := roles.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+			return changed, explain(err, c.where, "update ClusterRole "+want.Name)
+		}
+		changed = append(changed, "reset the rules of ClusterRole "+want.Name)
+	}
+
+	bindings := c.kube.RbacV1().ClusterRoleBindings()
+	wantB := bootstrapClusterRoleBinding()
+	gotB, err := bindings.Get(ctx, wantB.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return changed, explain(err, c.where, "read ClusterRoleBinding "+wantB.Name)
+	case gotB.RoleRef != wantB.RoleRef:
+		// The role reference cannot change: replace the binding.
+		if err := bindings.Delete(ctx, wantB.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return changed, explain(err, c.where, "replace ClusterRoleBinding "+wantB.Name)
+		}
+	case !equality.Semantic.DeepEqual(gotB.Subjects, wantB.Subjects):
+		gotB.Subjects = wantB.Subjects
+		if _, err := bindings.Update(ctx, gotB, metav1.UpdateOptions{}); err != nil {
+			return changed, explain(err, c.where, "update ClusterRoleBinding "+wantB.Name)
+		}
+		return append(changed, "reset the subjects of ClusterRoleBinding "+wantB.Name), nil
+	default:
+		return changed, nil
+	}
+	if _, err := bindings.Create(ctx, wantB, metav1.CreateOptions{}); err != nil {
+		return changed, explain(err, c.where, "create ClusterRoleBinding "+wantB.Name)
+	}
+	return append(changed, fmt.Sprintf("created ClusterRoleBinding %s (group %s)", wantB.Name, bootstrapGroup)), nil
+}

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstrap"
+)
+
+// defaultTokenTTL is how long a new join token stays valid.
+const defaultTokenTTL = 24 * time.Hour
+
+// tokenOptions are the flags of the commands that hand out join tokens.
+type tokenOptions struct {
+	*globalOptions
+	tokenTTL     time.Duration
+	hubAPIServer string
+	output       string
+}
+
+func (o *tokenOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.DurationVar(&o.tokenTTL, "token-ttl", defaultTokenTTL, "lifetime of a newly created join token (e.g. 2h, 30m)")
+	f.StringVar(&o.hubAPIServer, "hub-apiserver", "", "hub API server address that agents should use, if not the kubeconfig's (e.g. a load balancer)")
+	addOutputFlag(cmd, &o.output, outputJSON, outputYAML)
+}
+
+func (o *tokenOptions) validate() error {
+	if o.tokenTTL <= 0 {
+		return fmt.Errorf("--token-ttl %s must be positive: join tokens always expire (e.g. --token-ttl 2h)", o.tokenTTL)
+	}
+	if o.hubAPIServer != "" {
+		if _, err := parseHubURL(o.hubAPIServer); err != nil {
+			return err
+		}
+	}
+	return checkOutput(o.output, outputJSON, outputYAML)
+}
+
+// agentURL is the hub address for agents: --hub-apiserver, else the kubeconfig's.
+func (o *tokenOptions) agentURL(c *clients) string {
+	if o.hubAPIServer != "" {
+		return o.hubAPIServer
+	}
+	return serverURL(c.cfg)
+}
+
+// joinInfo is what -o json|yaml prints: everything a join needs.
+type joinInfo struct {
+	HubToken     string `json:"hub-token"`
+	HubAPIServer string `json:"hub-apiserver"`
+}
+
+// joinCommand is the command to run on a cluster to join it.
+func (j joinInfo) joinCommand() string {
+	return fmt.Sprintf("flotilla join --hub-token %s --hub-apiserver %s --cluster-name <cluster_name>", j.HubToken, j.HubAPIServer)
+}
+
+// printJoin prints the join command, or its parts as JSON or YAML.
+func (o *tokenOptions) printJoin(info joinInfo, expires time.Time) error {
+	if o.output != outputText {
+		return printData(o.streams.Out, o.output, info)
+	}
+	fmt.Fprintf(o.streams.Out, `To add a cluster to this hub, run on it (the token is valid until %s):
+
+    %s
+
+then accept it here with:
+
+    flotilla accept --clusters <cluster_name>
+`, expires.Local().Format(time.RFC1123), info.joinCommand())
+	return nil
+}
+
+type initOptions struct {
+	tokenOptions
+	joinCommandFile string
+	newToken        bool
+}
+
+func newInitCommand(g *globalOptions) *cobra.Command {
+	o := &initOptions{tokenOptions: tokenOptions{globalOptions: g}}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Prepare a hub for clusters to join, and print the join command",
+		Long: `Prepare a running Flotilla hub for clusters to join, and print the command
+that joins a cluster.
+
+init talks to the hub with its admin kubeconfig and makes sure that:
+  - a join token exists: a bootstrap token Secret kube-system/bootstrap-token-<id>
+    in group system:bootstrappers:managedcluster that expires after --token-ttl.
+    A token that stays valid long enough is reused; --new-token makes another.
+  - the ClusterRole open-cluster-management:bootstrap exists and is bound to that
+    group. It allows no more than joining: get configmaps; create, get, list and
+    watch certificatesigningrequests; get, create, list and watch managedclusters;
+    create managedclustersets/join.
+  - the ConfigMap kube-public/cluster-info exists, from which agents learn the
+    hub's CA.
+
+It is safe to run again: it repairs what is missing and changes nothing else.`,
+		Example: `  # Prepare the hub and print the join command.
+  flotilla init --kubeconfig ~/.local/share/flotilla/hub/admin.kubeconfig
+
+  # Agents reach the hub through a load balancer, not the kubeconfig's address.
+  flotilla init --hub-apiserver https://hub.example.com:6443
+
+  # A short-lived token, with the join command saved for automation.
+  flotilla init --token-ttl 1h --output-join-command-file join.sh
+
+  # For scripts: the token and the address as JSON.
+  flotilla init -o json | jq -r '."hub-token"'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context())
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&o.joinCommandFile, "output-join-command-file", "", "also write the join command to this file (mode 0600: it holds the token)")
+	cmd.Flags().BoolVar(&o.newToken, "new-token", false, "create a new join token even if a valid one exists")
+	return cmd
+}
+
+func (o *initOptions) run(ctx context.Context) error {
+	c, err := o.clientsFor(hubSide)
+	if err != nil {
+		return err
+	}
+	if err := checkIsHub(c); err != nil {
+		return err
+	}
+	hubURL := o.agentURL(c)
+	if err := ensureClusterInfo(ctx, c, hubURL); err != nil {
+		return err
+	}
+	changed, err := ensureBootstrapRBAC(ctx, c)
+	for _, what := range changed {
+		o.notef("Hub: %s", what)
+	}
+	if err != nil {
+		return err
+	}
+	t, created, err := ensureToken(ctx, c, o.tokenTTL, o.newToken)
+	if err != nil {
+		return err
+	}
+	if created {
+		o.notef("Hub: created join token %s, valid until %s", t.ID, t.Expires.Local().Format(time.RFC3339))
+	} else {
+		o.notef("Hub: reusing join token %s, valid until %s (--new-token makes another)", t.ID, t.Expires.Local().Format(time.RFC3339))
+	}
+	info := joinInfo{HubToken: t.String(), HubAPIServer: hubURL}
+	if o.joinCommandFile != "" {
+		if err := os.WriteFile(o.joinCommandFile, []byte(info.joinCommand()+"\n"), 0o600); err != nil {
+			return fmt.Errorf("--output-join-command-file: %w", err)
+		}
+		o.notef("Wrote the join command to %s", o.joinCommandFile)
+	}
+	return o.printJoin(info, t.Expires)
+}
+
+// checkIsHub fails unless the API server serves ManagedClusters.
+func checkIsHub(c *clients) error {
+	gv := clusterv1.GroupVersion.String()
+	resources, err := c.kube.Discovery().ServerResourcesForGroupVersion(gv)
+	if apierrors.IsNotFound(err) || (err == nil && !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Kind == "ManagedCluster" })) {
+		return fmt.Errorf("%s does not serve %s ManagedClusters, so it is not a Flotilla (or OCM) hub\nStart a hub with flotilla-hub, or install the hub on this cluster with flotilla-hub --kubeconfig, or point --kubeconfig at the hub", c.where, gv)
+	}
+	return explain(err, c.where, "discover the "+gv+" API")
+}
+
+// ensureClusterInfo publishes kube-public/cluster-info when it is missing.
+// An existing one is the hub's to keep: it is left as it is.
+func ensureClusterInfo(ctx context.Context, c *clients, hubURL string) error {
+	_, err := c.kube.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return explain(err, c.where, "read ConfigMap kube-public/cluster-info")
+	}
+	ca, err := caData(c.cfg)
+	if err != nil {
+		return err
+	}
+	if len(ca) == 0 {
+		return fmt.Errorf("ConfigMap kube-public/cluster-info is missing on %s, and the kubeconfig names no certificate authority to publish in it\nUse a kubeconfig with certificate-authority-data", c.where)
+	}
+	if err := bootstrap.PublishClusterInfo(ctx, c.kube, hubURL, ca); err != nil {
+		return explain(err, c.where, "publish ConfigMap kube-public/cluster-info")
+	}
+	return nil
+}
+
+// parseHubURL checks a hub API server address given on the command line.
+func parseHubURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("--hub-apiserver %q is not an https:// URL of an API server (e.g. https://hub.example.com:6443)", s)
+	}
+	return u, nil
+}

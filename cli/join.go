@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/internal/version"
+)
+
+// defaultAgentImage is the agent image of this release.
+var defaultAgentImage = "ghcr.io/flotilla-io/flotilla-agent:" + version.Version
+
+type joinOptions struct {
+	*globalOptions
+	hubToken     string
+	hubAPIServer string
+	clusterName  string
+	caFile       string
+	wait         bool
+	run          bool
+	image        string
+	timeout      time.Duration
+	// imageSet records whether --image was given.
+	imageSet bool
+}
+
+func newJoinCommand(g *globalOptions) *cobra.Command {
+	o := &joinOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "join --hub-token TOKEN --hub-apiserver URL --cluster-name NAME",
+		Short: "Join this cluster to a hub: install the agent with a join token",
+		Long: `Join the cluster of --kubeconfig to a Flotilla hub.
+
+join first checks everything it can without changing anything: the cluster
+name, that the hub is reachable, the hub's CA and that the hub accepts the
+join token. Without --ca-file, the CA comes from the hub's public
+kube-public/cluster-info and is trusted only if the hub signed it with the
+join token. Then, on this cluster, it creates the namespace
+open-cluster-management-agent and the Secret bootstrap-hub-kubeconfig
+(key "kubeconfig") holding the hub address, CA and token, and installs the
+agent as the Deployment open-cluster-management-agent/flotilla-agent (--image).
+
+The agent's ServiceAccount may read nodes and namespaces, manage ClusterClaims,
+AppliedManifestWorks and ConfigurationPolicies, and its own secrets and
+leases. Because it applies whatever the hub's ManifestWorks hold, it is also
+bound to cluster-admin (ClusterRoleBinding
+open-cluster-management:flotilla-agent:execution): whoever may write
+ManifestWorks in this cluster's hub namespace administers this cluster.
+
+With --run the agent runs in the foreground of this command instead, with the
+credentials of --kubeconfig, until interrupted.
+
+The agent then asks the hub to join; finish on the hub with
+"flotilla accept --clusters <name>". With --wait, join waits until the agent
+holds its own hub credentials (Secret hub-kubeconfig-secret).`,
+		Example: `  # Paste the command printed by "flotilla init" on the hub:
+  flotilla join --hub-token abcdef.0123456789abcdef \
+      --hub-apiserver https://hub.example.com:6443 --cluster-name cluster1
+
+  # The same against a named kubeconfig, and wait until the hub accepted it.
+  flotilla join --kubeconfig cluster1.kubeconfig --hub-token abcdef.0123456789abcdef \
+      --hub-apiserver https://hub.example.com:6443 --cluster-name cluster1 --wait
+
+  # Trust the hub's CA from a file instead of the hub's signed cluster-info.
+  flotilla join ... --ca-file hub-ca.crt
+
+  # Run the agent here, in the foreground (for development).
+  flotilla join ... --run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.imageSet = cmd.Flags().Changed("image")
+			tok, err := o.validate()
+			if err != nil {
+				return err
+			}
+			return o.runJoin(cmd.Context(), tok)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.hubToken, "hub-token", "", "join token printed by \"flotilla init\" or \"flotilla get token\" on the hub")
+	f.StringVar(&o.hubAPIServer, "hub-apiserver", "", "address of the hub's API server, e.g. https://hub.example.com:6443")
+	f.StringVar(&o.clusterName, "cluster-name", "", "name of this cluster on the hub: a DNS-1123 label, unique on the hub")
+	f.StringVar(&o.caFile, "ca-file", "", "PEM file with the hub's CA certificate (default: learn it from the hub, verified with the token)")
+	f.BoolVar(&o.wait, "wait", false, "wait until the agent holds its own hub credentials, i.e. the hub accepted the cluster")
+	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
+	f.BoolVar(&o.run, "run", false, "run the agent in the foreground instead of installing it")
+	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
+	return cmd
+}
+
+// validate checks the flags before anything is sent anywhere.
+func (o *joinOptions) validate() (bootstrapToken, error) {
+	if o.clusterName == "" {
+		return bootstrapToken{}, errors.New("--cluster-name is required: the name this cluster will have on the hub, e.g. --cluster-name cluster1")
+	}
+	if err := validateClusterName(o.clusterName); err != nil {
+		return bootstrapToken{}, fmt.Errorf("--cluster-name: %w", err)
+	}
+	tok, err := parseToken(o.hubToken)
+	if err != nil {
+		return tok, err
+	}
+	if o.hubAPIServer == "" {
+		return tok, errors.New("--hub-apiserver is required: the hub address printed by `flotilla init`, e.g. https://hub.example.com:6443")
+	}
+	if _, err := parseHubURL(o.hubAPIServer); err != nil {
+		return tok, err
+	}
+	if o.run && o.wait {
+		return tok, errors.New("--wait waits for an installed agent, but --run runs the agent in the foreground: use one of them")
+	}
+	if o.run && o.imageSet {
+		return tok, errors.New("--image names the agent image to install, but --run runs the agent in this process: use one of them")
+	}
+	if o.image == "" {
+		return tok, errors.New("--image must name the agent container image")
+	}
+	if o.timeout <= 0 {
+		return tok, fmt.Errorf("--timeout %s must be positive", o.timeout)
+	}
+	return tok, nil
+}
+
+func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
+	// Load the cluster's kubeconfig first: a typo there should not wait on the hub.
+	spoke, err := o.clientsFor(spokeSide)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(o.streams.ErrOut)
+	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
+	var ca []byte
+	if o.caFile != "" {
+		if ca, err = readCAFile(o.caFile); err != nil {
+			return err
+		}
+	} else {
+		if ca, err = hub.discoverCA(ctx, tok, prog); err != nil {
+			return err
+		}
+		o.notef("Hub: learned the CA of %s from its cluster-info, signed with token %s", hub.url, tok.ID)
+	}
+	user, err := hub.checkToken(ctx, ca, tok)
+	if err != nil {
+		return err
+	}
+	o.notef("Hub: %s accepts the join token (user %s)", hub.url, user.Username)
+
+	kubeconfig, err := bootstrapKubeconfig(hub.url, ca, tok)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, spoke, agentNamespace(), bootstrapSecret(kubeconfig)); err != nil {
+		return err
+	}
+	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
+
+	if o.run {
+		return o.runAgent(ctx)
+	}
+	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image)...); err != nil {
+		return err
+	}
+	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
+	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
+Accept the cluster by running on the hub:
+
+    flotilla accept --clusters %s
+`, o.clusterName, o.clusterName)
+	if o.wait {
+		return o.waitForCredentials(ctx, spoke)
+	}
+	return nil
+}
+
+// runAgent runs the agent in this process until ctx ends.
+func (o *joinOptions) runAgent(ctx context.Context) error {
+	path, cleanup, err := o.spokeKubeconfigFile()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	fmt.Fprintf(o.streams.Out, `Running the agent of cluster %q in the foreground; interrupt it to stop.
+Accept the cluster by running on the hub:
+
+    flotilla accept --clusters %s
+`, o.clusterName, o.clusterName)
+	ctrllog.SetLogger(klog.NewKlogr())
+	err = agent.Run(ctx, agent.Options{
+		ClusterName:     o.clusterName,
+		Namespace:       agent.DefaultNamespace,
+		SpokeKubeconfig: path,
+		MetricsAddr:     "0",
+		HealthProbeAddr: "0",
+	})
+	if ctx.Err() != nil {
+		return nil // interrupted: a normal way to stop a foreground agent
+	}
+	if err != nil {
+		return fmt.Errorf("the agent stopped: %w", err)
+	}
+	return nil
+}
+
+// spokeKubeconfigFile returns the path of a kubeconfig for the agent with
+// the credentials join used: the resolved context, flattened into a private
+// temporary file. It returns "" inside a pod without a kubeconfig, where the
+// agent uses the in-cluster configuration.
+func (o *joinOptions) spokeKubeconfigFile() (string, func(), error) {
+	raw, err := o.clientConfig().RawConfig()
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot load the managed cluster's kubeconfig from %s: %w", o.kubeconfigSource(), err)
+	}
+	if len(raw.Contexts) == 0 {
+		return "", func() {}, nil
+	}
+	if o.context != "" {
+		raw.CurrentContext = o.context
+	}
+	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
+		return "", nil, err
+	}
+	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
+		return "", nil, err
+	}
+	data, err := clientcmd.Write(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.CreateTemp("", "flotilla-agent-*.kubeconfig")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.Remove(f.Name()) }
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		cleanup()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
+}
+
+// waitForCredentials waits until the agent stored its hub kubeconfig.
+func (o *joinOptions) waitForCredentials(ctx context.Context, spoke *clients) error {
+	prog := newProgress(o.streams.ErrOut)
+	missing := "the agent has not started"
+	err := pollUntil(ctx, time.Now().Add(o.timeout), func(ctx context.Context) (bool, error) {
+		secret := &corev1.Secret{}
+		err := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, secret)
+		if err == nil && len(secret.Data["kubeconfig"]) > 0 {
+			prog.report("Cluster %s joined: the agent holds its hub credentials (Secret %s/%s).", o.clusterName, agent.DefaultNamespace, agent.HubKubeconfigSecretName)
+			return true, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, explain(err, spoke.where, "read Secret "+agent.HubKubeconfigSecretName)
+		}
+		deploy := &appsv1.Deployment{}
+		if err := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agentName}, deploy); err != nil {
+			return false, explain(err, spoke.where, "read Deployment "+agentName)
+		}
+		if deploy.Status.AvailableReplicas == 0 {
+			missing = fmt.Sprintf("the agent is not running yet (Deployment %s/%s has no available replica: kubectl -n %s describe deployment %s)", agent.DefaultNamespace, agentName, agent.DefaultNamespace, agentName)
+		} else {
+			missing = fmt.Sprintf("the hub has not accepted the cluster yet (on the hub: flotilla accept --clusters %s)", o.clusterName)
+		}
+		prog.report("Waiting: %s", missing)
+		return false, nil
+	})
+	if errors.Is(err, errTimedOut) {
+		return fmt.Errorf("timed out after --timeout %s waiting for cluster %s to join: %s", o.timeout, o.clusterName, missing)
+	}
+	return err
+}

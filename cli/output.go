@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// Output formats of -o/--output. The empty format is the human-readable one.
+const (
+	outputText = ""
+	outputJSON = "json"
+	outputYAML = "yaml"
+	outputWide = "wide"
+)
+
+// addOutputFlag adds -o/--output, accepting the given formats besides the
+// human-readable default, with shell completion of the values.
+func addOutputFlag(cmd *cobra.Command, target *string, formats ...string) {
+	cmd.Flags().StringVarP(target, "output", "o", outputText, "output format: one of "+strings.Join(formats, ", ")+" (default: human-readable text)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// checkOutput rejects an output format the command does not offer.
+func checkOutput(format string, formats ...string) error {
+	if format == outputText || slices.Contains(formats, format) {
+		return nil
+	}
+	return fmt.Errorf("--output %q is not supported by this command: use one of %s, or leave it out for text", format, strings.Join(formats, ", "))
+}
+
+// printData writes v as indented JSON or as YAML.
+func printData(w io.Writer, format string, v any) error {
+	switch format {
+	case outputJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case outputYAML:
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	return fmt.Errorf("internal error: printData with output %q", format)
+}
+
+// printTable writes rows under a header, in columns separated by three
+// spaces as kubectl does.
+func printTable(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}

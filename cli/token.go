@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+)
+
+// Names of the bootstrap credential (contract, Registration step 1).
+const (
+	// bootstrapGroup is the extra group of join tokens; the bootstrap
+	// ClusterRole is bound to it.
+	bootstrapGroup = "system:bootstrappers:managedcluster"
+	// bootstrapServiceAccount is the other bootstrap identity OCM hubs use
+	// (clusteradm's cluster-bootstrap service account).
+	bootstrapServiceAccount = "system:serviceaccount:open-cluster-management:cluster-bootstrap"
+	// managedByLabel marks what flotilla created, so that init reuses only
+	// its own tokens and unjoin removes only its own objects.
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "flotilla"
+	// tokenDescription is shown by `kubeadm token list` and the like.
+	tokenDescription = "Flotilla join token: lets managed clusters register with this hub (flotilla join)"
+	// maxReuseMargin: a token is handed out again only while it stays valid
+	// at least this long (or half the requested TTL, if less).
+	maxReuseMargin = time.Hour
+)
+
+// bootstrapToken is a join token, <id>.<secret>.
+type bootstrapToken struct {
+	ID      string
+	Secret  string
+	Expires time.Time
+}
+
+// String returns the bearer token.
+func (t bootstrapToken) String() string { return bootstraputil.TokenFromIDAndSecret(t.ID, t.Secret) }
+
+// parseToken splits and checks a bearer token given on the command line.
+func parseToken(s string) (bootstrapToken, error) {
+	if s == "" {
+		return bootstrapToken{}, fmt.Errorf("--hub-token is required: get one by running `flotilla get token` on the hub")
+	}
+	if !bootstraputil.IsValidBootstrapToken(s) {
+		return bootstrapToken{}, fmt.Errorf("--hub-token does not have the form of a join token (6 and 16 lowercase letters or digits, joined by a dot, e.g. abcdef.0123456789abcdef): copy it from `flotilla get token` on the hub")
+	}
+	id, secret, _ := strings.Cut(s, ".")
+	return bootstrapToken{ID: id, Secret: secret}, nil
+}
+
+// tokenFromSecret reads a join token from a bootstrap token Secret; it
+// fails for Secrets that are not valid flotilla join tokens.
+func tokenFromSecret(s *corev1.Secret) (bootstrapToken, error) {
+	if s.Type != bootstrapapi.SecretTypeBootstrapToken {
+		return bootstrapToken{}, fmt.Errorf("type %q is not %q", s.Type, bootstrapapi.SecretTypeBootstrapToken)
+	}
+	get := func(key string) string { return string(s.Data[key]) }
+	t := bootstrapToken{ID: get(bootstrapapi.BootstrapTokenIDKey), Secret: get(bootstrapapi.BootstrapTokenSecretKey)}
+	if s.Name != bootstraputil.BootstrapTokenSecretName(t.ID) || !bootstraputil.IsValidBootstrapToken(t.String()) {
+		return bootstrapToken{}, fmt.Errorf("malformed token id or secret")
+	}
+	if get(bootstrapapi.BootstrapTokenUsageAuthentication) != "true" {
+		return bootstrapToken{}, fmt.Errorf("not usable for authentication")
+	}
+	if !slices.Contains(strings.Split(get(bootstrapapi.BootstrapTokenExtraGroupsKey), ","), bootstrapGroup) {
+		return bootstrapToken{}, fmt.Errorf("not in group %s", bootstrapGroup)
+	}
+	exp, err := time.Parse(time.RFC3339, get(bootstrapapi.BootstrapTokenExpirationKey))
+	if err != nil {
+		return bootstrapToken{}, fmt.Errorf("no valid expiration: %w", err)
+	}
+	t.Expires = exp
+	return t, nil
+}
+
+// reuseMargin is how long a token must stay valid to be handed out again.
+func reuseMargin(ttl time.Duration) time.Duration {
+	return min(ttl/2, maxReuseMargin)
+}
+
+// pickToken returns, among the given Secrets, the valid join token that
+// expires last, provided it stays valid at least margin past now.
+func pickToken(secrets []corev1.Secret, now time.Time, margin time.Duration) (bootstrapToken, bool) {
+	var best bootstrapToken
+	found := false
+	for i := range secrets {
+		if secrets[i].DeletionTimestamp != nil {
+			continue
+		}
+		t, err := tokenFromSecret(&secrets[i])
+		if err != nil || t.Expires.Before(now.Add(margin)) {
+			continue
+		}
+		if !found || t.Expires.After(best.Expires) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// newTokenSecret returns the Secret that makes t a join token.
+func newTokenSecret(t bootstrapToken) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      bootstraputil.BootstrapTokenSecretName(t.ID),
+			Namespace: metav1.NamespaceSystem,
+			Labels:    map[string]string{managedByLabel: managedByValue},
+		},
+		Type: bootstrapapi.SecretTypeBootstrapToken,
+		StringData: map[string]string{
+			bootstrapapi.BootstrapTokenIDKey:               t.ID,
+			bootstrapapi.BootstrapTokenSecretKey:           t.Secret,
+			bootstrapapi.BootstrapTokenDescriptionKey:      tokenDescription,
+			bootstrapapi.BootstrapTokenExpirationKey:       t.Expires.UTC().Format(time.RFC3339),
+			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
+			// Signing lets the hub's bootstrap signer sign cluster-info with
+			// the token, so that join can verify the hub's CA without --ca-file.
+			bootstrapapi.BootstrapTokenUsageSigningKey: "true",
+			bootstrapapi.BootstrapTokenExtraGroupsKey:  bootstrapGroup,
+		},
+	}
+}
+
+// ensureToken returns a join token valid for a while yet, creating one that
+// lives ttl when there is none or when fresh is set.
+func ensureToken(ctx context.Context, c *clients, ttl time.Duration, fresh bool) (t bootstrapToken, created bool, err error) {
+	now := time.Now()
+	if !fresh {
+		list, err := c.kube.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
+			LabelSelector: labels.Set{managedByLabel: managedByValue}.String(),
+		})
+		if err != nil {
+			return t, false, explain(err, c.where, "list the join tokens in namespace kube-system")
+		}
+		if t, ok := pickToken(list.Items, now, reuseMargin(ttl)); ok {
+			return t, false, nil
+		}
+	}
+	t, err = createToken(ctx, c.kube, now.Add(ttl))
+	if err != nil {
+		return t, false, explain(err, c.where, "create a join token in namespace kube-system")
+	}
+	if err := waitTokenAccepted(ctx, c, t); err != nil {
+		return t, false, err
+	}
+	return t, true, nil
+}
+
+// tokenPropagation bounds the wait for the API server to learn a new token.
+const tokenPropagation = 30 * time.Second
+
+// waitTokenAccepted waits until the hub authenticates a new token: its
+// authenticator reads token Secrets from a cache, and a join that runs
+// right after init must not be told the token is wrong.
+func waitTokenAccepted(ctx context.Context, c *clients, t bootstrapToken) error {
+	cfg := rest.AnonymousClientConfig(c.cfg)
+	cfg.BearerToken = t.String()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, tokenPropagation, true, func(ctx context.Context) (bool, error) {
+		_, last = kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not accept the new join token %s within %s (last answer: %v): is bootstrap-token authentication on (--enable-bootstrap-token-auth)?", c.where, t.ID, tokenPropagation, last)
+	}
+	return nil
+}
+
+func createToken(ctx context.Context, kube kubernetes.Interface, expires time.Time) (bootstrapToken, error) {
+	for {
+		s, err := bootstraputil.GenerateBootstrapToken()
+		if err != nil {
+			return bootstrapToken{}, err
+		}
+		t, _ := parseToken(s)
+		t.Expires = expires.Truncate(time.Second)
+		_, err = kube.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, newTokenSecret(t), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue // the id is taken: draw again
+		}
+		return t, err
+	}
+}

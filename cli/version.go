@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/flotilla-io/flotilla/internal/version"
+)
+
+// versionInfo is what `flotilla version -o json|yaml` prints.
+type versionInfo struct {
+	ClientVersion clientVersion  `json:"clientVersion"`
+	ServerVersion *serverVersion `json:"serverVersion,omitempty"`
+}
+
+type clientVersion struct {
+	Version   string `json:"version"`
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+}
+
+type serverVersion struct {
+	URL        string `json:"url"`
+	Kubernetes string `json:"kubernetes"`
+}
+
+func newVersionCommand(g *globalOptions) *cobra.Command {
+	var clientOnly bool
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of flotilla, and of the API server when reachable",
+		Long: `Print the version of this flotilla binary and, when the kubeconfig's API
+server answers, that server's Kubernetes version. An unreachable server is
+noted on standard error; the command still succeeds.`,
+		Example: `  flotilla version
+  flotilla version --client -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, outputJSON, outputYAML); err != nil {
+				return err
+			}
+			info := versionInfo{ClientVersion: clientVersion{
+				Version:   version.Version,
+				GoVersion: runtime.Version(),
+				Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+			}}
+			if !clientOnly {
+				info.ServerVersion = serverVersionOf(g)
+			}
+			if output != outputText {
+				return printData(g.streams.Out, output, info)
+			}
+			cmd.Printf("Client Version: %s\n", version.String())
+			if s := info.ServerVersion; s != nil {
+				cmd.Printf("Server Version: %s (Kubernetes, at %s)\n", s.Kubernetes, s.URL)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&clientOnly, "client", false, "print only the client version, without contacting a server")
+	addOutputFlag(cmd, &output, outputJSON, outputYAML)
+	return cmd
+}
+
+// serverVersionOf asks the kubeconfig's API server for its version; nil
+// when there is no kubeconfig or no answer (noted on standard error).
+func serverVersionOf(g *globalOptions) *serverVersion {
+	cfg, err := g.restConfig(hubSide)
+	if err != nil {
+		if !clientcmd.IsEmptyConfig(err) && g.kubeconfig != "" {
+			g.notef("Note: no server version: %v", err)
+		}
+		return nil
+	}
+	c, err := newClients(cfg, "the API server at "+cfg.Host)
+	if err != nil {
+		g.notef("Note: no server version: %v", err)
+		return nil
+	}
+	v, err := c.kube.Discovery().ServerVersion()
+	if err != nil {
+		g.notef("Note: no server version: %v", explain(err, c.where, "get its version"))
+		return nil
+	}
+	return &serverVersion{URL: serverURL(cfg), Kubernetes: v.GitVersion}
+}

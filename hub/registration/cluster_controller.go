@@ -1,0 +1,166 @@
+package registration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+)
+
+// conflictRetry is how soon a reconcile whose write lost a race with
+// another writer runs again.
+const conflictRetry = time.Second
+
+// ClusterReconciler grants and revokes an agent's access as its
+// ManagedCluster's spec.hubAcceptsClient says, watches its lease, keeps the
+// hub taints in step, and tears everything down when the cluster is deleted.
+type ClusterReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server, to confirm an expired lease.
+	APIReader client.Reader
+	// Scheme maps the types for owner references.
+	Scheme *runtime.Scheme
+	// Recorder emits events once the status they describe is written.
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the reconciler and its watches.
+func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("managedcluster-registration").
+		For(&clusterv1.ManagedCluster{}).
+		Owns(&rbacv1.ClusterRole{}).
+		Owns(&rbacv1.ClusterRoleBinding{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetLabels()[clusterv1.ClusterNameLabel] == o.GetName()
+			}))).
+		// A deleted cluster waits for its ManifestWorks to go.
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				DeleteFunc:  func(event.DeleteEvent) bool { return true },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
+		Complete(r)
+}
+
+// clusterOfNamespace maps an object in (or being) a cluster namespace to
+// that cluster.
+func clusterOfNamespace(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetNamespace()
+	if name == "" {
+		name = o.GetName()
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+}
+
+// clusterScope is what the phases of one reconcile share.
+type clusterScope struct {
+	cluster *clusterv1.ManagedCluster
+	now     metav1.Time
+	// namespaceReady is set when the cluster namespace exists and is not
+	// being deleted.
+	namespaceReady bool
+	events         []pendingEvent
+}
+
+type pendingEvent struct {
+	eventtype, reason, action, note string
+}
+
+// event queues an event, to be emitted once the status is written.
+func (s *clusterScope) event(eventtype, reason, action, format string, args ...any) {
+	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+}
+
+type clusterPhase func(ctx context.Context, s *clusterScope) (ctrl.Result, error)
+
+// Reconcile brings one ManagedCluster's access, health and taints in line
+// with its spec, its lease and its Available condition.
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	logger := klog.FromContext(ctx)
+	cluster := &clusterv1.ManagedCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone without our cleanup (its finalizer was removed by hand):
+			// let the garbage collector delete its work RoleBinding.
+			return ctrl.Result{}, r.releaseWorkRoleBinding(ctx, req.Name)
+		}
+		return ctrl.Result{}, fmt.Errorf("get ManagedCluster %s: %w", req.Name, err)
+	}
+
+	s := &clusterScope{cluster: cluster, now: metav1.Now()}
+	patcher := newClusterPatcher(cluster)
+	defer func() {
+		err := patcher.patch(ctx, r.Client, cluster)
+		switch {
+		case apierrors.IsConflict(err):
+			// Someone else wrote first; their change brings us back anyway.
+			logger.V(1).Info("ManagedCluster changed while reconciling; retrying", "managedCluster", klog.KObj(cluster))
+			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+		case apierrors.IsNotFound(err):
+			// Deleted since the cache was read: nothing is left to write.
+			logger.V(1).Info("ManagedCluster is gone", "managedCluster", klog.KObj(cluster))
+			result, retErr = ctrl.Result{}, nil
+		case err != nil:
+			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
+		default:
+			for _, e := range s.events {
+				r.Recorder.Eventf(cluster, nil, e.eventtype, e.reason, e.action, e.note)
+			}
+		}
+	}()
+
+	if !cluster.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	controllerutil.AddFinalizer(cluster, ClusterFinalizer)
+	return runPhases(ctx, s, r.reconcileAcceptance, r.reconcileLease, r.reconcileTaints)
+}
+
+// runPhases runs every phase, joins their errors and returns the soonest
+// requeue asked for.
+func runPhases(ctx context.Context, s *clusterScope, phases ...clusterPhase) (ctrl.Result, error) {
+	var (
+		result ctrl.Result
+		errs   []error
+	)
+	for _, phase := range phases {
+		r, err := phase(ctx, s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if r.RequeueAfter > 0 && (result.RequeueAfter == 0 || r.RequeueAfter < result.RequeueAfter) {
+			result.RequeueAfter = r.RequeueAfter
+		}
+	}
+	if len(errs) > 0 {
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	return result, nil
+}

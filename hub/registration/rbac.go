@@ -1,0 +1,95 @@
+package registration
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+)
+
+// The rules below are what an agent needs and no more. Everything
+// namespaced is granted through RoleBindings in the cluster's namespace,
+// so an agent can read nothing in another cluster's namespace.
+
+// sharedClusterRoles are the ClusterRoles that every accepted cluster's
+// RoleBindings refer to.
+func sharedClusterRoles() []*rbacv1.ClusterRole {
+	return []*rbacv1.ClusterRole{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: RegistrationClusterRole},
+			Rules: []rbacv1.PolicyRule{
+				// The hub creates managed-cluster-lease; agents written for OCM
+				// only update it, Flotilla's may create it first.
+				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+				{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+				{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"}, Verbs: []string{"update", "patch"}},
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: WorkClusterRole},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks/status"}, Verbs: []string{"update", "patch"}},
+			},
+		},
+	}
+}
+
+// clusterRole is cluster c's own ClusterRole: its ManagedCluster, CSRs and
+// certificate renewal.
+func clusterRole(c string) *rbacv1.ClusterRole {
+	named := []string{c}
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(c), Labels: clusterLabels(c)},
+		Rules: []rbacv1.PolicyRule{
+			// list and watch are limited to the named object (a field selector on
+			// metadata.name), which is how an agent watches its own cluster.
+			{APIGroups: []string{clusterv1.GroupVersion.Group}, Resources: []string{"managedclusters"}, ResourceNames: named, Verbs: []string{"get", "list", "watch", "update"}},
+			{APIGroups: []string{clusterv1.GroupVersion.Group}, Resources: []string{"managedclusters/status"}, ResourceNames: named, Verbs: []string{"patch", "update"}},
+			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
+			{APIGroups: []string{RegisterGroup}, Resources: []string{ManagedClustersResource + "/" + ClientCertificatesSubresource}, ResourceNames: named, Verbs: []string{RenewVerb}},
+		},
+	}
+}
+
+// clusterRoleBinding binds cluster c's ClusterRole to its agents' group.
+func clusterRoleBinding(c string) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(c), Labels: clusterLabels(c)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(c)},
+		Subjects:   clusterSubjects(c),
+	}
+}
+
+// roleBindings are the RoleBindings in namespace c to the shared roles.
+func roleBindings(c string) []*rbacv1.RoleBinding {
+	return []*rbacv1.RoleBinding{registrationRoleBinding(c), workRoleBinding(c)}
+}
+
+func registrationRoleBinding(c string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: RegistrationRoleBindingName(c), Namespace: c, Labels: clusterLabels(c)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RegistrationClusterRole},
+		Subjects:   clusterSubjects(c),
+	}
+}
+
+func workRoleBinding(c string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: WorkRoleBindingName(c), Namespace: c, Labels: clusterLabels(c),
+			Finalizers: []string{WorkRoleBindingFinalizer},
+		},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: WorkClusterRole},
+		Subjects: clusterSubjects(c),
+	}
+}
+
+func clusterSubjects(c string) []rbacv1.Subject {
+	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: ClusterGroup(c)}}
+}
+
+func clusterLabels(c string) map[string]string {
+	return map[string]string{clusterv1.ClusterNameLabel: c}
+}
