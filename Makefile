@@ -15,7 +15,14 @@ help: ## Show this help.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
-LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION)
+# The embedded Kubernetes components report the version they were built from.
+K8S_VERSION := $(shell go list -m -f '{{.Version}}' k8s.io/kubernetes 2>/dev/null)
+K8S_VERSION_PKG := k8s.io/component-base/version
+LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION) \
+           -X $(K8S_VERSION_PKG).gitVersion=$(K8S_VERSION) \
+           -X $(K8S_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))) \
+           -X $(K8S_VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+           -X $(K8S_VERSION_PKG).gitTreeState=clean
 
 build: ## Build bin/flotilla-hub, bin/flotilla-agent and bin/flotilla.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...

@@ -35,6 +35,7 @@ type env struct {
 
 var scenarios = []scenario{
 	{"hub", benchHub},
+	{"registration", benchRegistration},
 }
 
 func main() {

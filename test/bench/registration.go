@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/agent"
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/cli"
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+var registrationClusters = flag.Int("clusters", 500, "registration: how many clusters join")
+
+// benchRegistration joins many clusters at once, each through the real agent
+// code (own key, CSR, lease) running in this process against one shared
+// spoke API server, accepted with `flotilla accept`; it reports the time
+// from the agents' start until every cluster is Available, the hub's memory
+// per accepted cluster, and the RSS of one real agent process.
+func benchRegistration(ctx context.Context, e *env) error {
+	n := *registrationClusters
+	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "reg-hub"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer hubProc.Stop(time.Minute)
+	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "reg-spoke"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer spokeProc.Stop(time.Minute)
+
+	token, err := flotilla(ctx, "init", "--kubeconfig", hubProc.Kubeconfig, "-o", "json")
+	if err != nil {
+		return err
+	}
+	var join struct {
+		Token string `json:"hub-token"`
+		URL   string `json:"hub-apiserver"`
+	}
+	if err := json.Unmarshal([]byte(token), &join); err != nil {
+		return fmt.Errorf("flotilla init -o json: %w", err)
+	}
+	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "bootstrap.kubeconfig"))
+	if err != nil {
+		return err
+	}
+	hubClient, err := adminClient(hubProc.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	rssBefore, err := hubProc.RSS()
+	if err != nil {
+		return err
+	}
+
+	// Hundreds of agents in one process log a great deal; keep it out of the figures.
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+	ctrl.SetLogger(klog.NewKlogr())
+	names := make([]string, n)
+	agentCtx, stopAgents := context.WithCancel(ctx)
+	var agents sync.WaitGroup
+	started := time.Now()
+	for i := range names {
+		names[i] = fmt.Sprintf("bench-%04d", i)
+		opts := agent.Options{
+			ClusterName:         names[i],
+			Namespace:           "agent-" + names[i],
+			SpokeKubeconfig:     spokeProc.Kubeconfig,
+			BootstrapKubeconfig: bootstrap,
+			MetricsAddr:         "0",
+			HealthProbeAddr:     "0",
+		}
+		agents.Go(func() { _ = agent.Run(agentCtx, opts) })
+	}
+	defer func() { stopAgents(); agents.Wait() }()
+
+	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", strings.Join(names, ","), "--wait", "--timeout", "10m"); err != nil {
+		return err
+	}
+	accepted := time.Since(started)
+	if err := waitAllAvailable(ctx, hubClient, names, 10*time.Minute); err != nil {
+		return err
+	}
+	available := time.Since(started)
+	rssAfter, err := hubProc.RSS()
+	if err != nil {
+		return err
+	}
+
+	row(fmt.Sprintf("%d clusters: start to accepted and joined", n), seconds(accepted), "")
+	row(fmt.Sprintf("%d clusters: start to all Available", n), seconds(available), "< 60 s for 500")
+	row("hub RSS per accepted cluster", fmt.Sprintf("%.0f KiB", float64(rssAfter-rssBefore)/float64(n)/1024), "")
+	row("hub RSS with all clusters", mib(rssAfter), "")
+	stopAgents()
+	agents.Wait()
+
+	rss, err := idleAgentRSS(ctx, e, hubProc, spokeProc, join.Token, join.URL)
+	if err != nil {
+		return err
+	}
+	row("idle agent RSS (one flotilla-agent process)", mib(rss), "< 40 MiB")
+	return nil
+}
+
+// idleAgentRSS joins one more cluster with a real agent process and reads
+// its memory once it is Available and has idled.
+func idleAgentRSS(ctx context.Context, e *env, hubProc, spokeProc *framework.HubProcess, token, url string) (int64, error) {
+	const name = "bench-agent-process"
+	p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spokeProc.Kubeconfig,
+		"--hub-token", token, "--hub-apiserver", url, "--cluster-name", name, "--run")
+	if err != nil {
+		return 0, err
+	}
+	defer p.Stop(time.Minute)
+	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", name, "--wait", "--timeout", "2m"); err != nil {
+		return 0, fmt.Errorf("%w\nagent output:\n%s", err, p.Tail(20))
+	}
+	c, err := adminClient(hubProc.Kubeconfig)
+	if err != nil {
+		return 0, err
+	}
+	if err := waitAllAvailable(ctx, c, []string{name}, 2*time.Minute); err != nil {
+		return 0, err
+	}
+	select {
+	case <-time.After(idleSettle):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return p.RSS()
+}
+
+// flotilla runs the CLI in this process and returns its standard output.
+func flotilla(ctx context.Context, args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	if code := cli.Run(ctx, cli.IOStreams{In: os.Stdin, Out: &out, ErrOut: &errOut}, args); code != 0 {
+		return "", fmt.Errorf("flotilla %s: exit %d: %s", args[0], code, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// bootstrapKubeconfig writes the kubeconfig `flotilla join` would store:
+// the hub's CA and URL with the join token.
+func bootstrapKubeconfig(adminKubeconfig, url, token, path string) (string, error) {
+	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
+	if err != nil {
+		return "", err
+	}
+	kc := clientcmdapi.NewConfig()
+	for _, c := range admin.Clusters {
+		kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: c.CertificateAuthorityData}
+	}
+	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
+	kc.CurrentContext = "bootstrap"
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
+func adminClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return client.New(cfg, client.Options{Scheme: hub.Scheme()})
+}
+
+// waitAllAvailable waits until every named ManagedCluster is Available.
+func waitAllAvailable(ctx context.Context, c client.Client, names []string, timeout time.Duration) error {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var missing int
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list := &clusterv1.ManagedClusterList{}
+		if err := c.List(ctx, list); err != nil {
+			return false, nil
+		}
+		missing = len(want)
+		for _, mc := range list.Items {
+			if want[mc.Name] && meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) {
+				missing--
+			}
+		}
+		return missing == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d clusters not Available after %s: %w", missing, len(want), timeout, err)
+	}
+	return nil
+}
