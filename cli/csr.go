@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,16 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
-
-// Subject names of an agent's client certificate (contract, Registration step 2).
-const (
-	clusterGroupPrefix   = "system:open-cluster-management:"
-	managedClustersGroup = "system:open-cluster-management:managed-clusters"
-)
-
-// clientUsages are the key usages an agent's CSR may ask for.
-var clientUsages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth}
 
 // checkCSR returns nil when accept may approve csr for cluster: it is
 // labelled for the cluster, was made by a bootstrap identity, and asks for
@@ -41,19 +30,15 @@ func checkCSR(csr *certificatesv1.CertificateSigningRequest, cluster string) err
 	if !isBootstrapRequester(csr.Spec.Username, csr.Spec.Groups) {
 		return fmt.Errorf("it was requested by %q, which is not a join identity (a bootstrap token in group %s, or %s)", csr.Spec.Username, bootstrapGroup, bootstrapServiceAccount)
 	}
-	for _, u := range csr.Spec.Usages {
-		if !slices.Contains(clientUsages, u) {
-			return fmt.Errorf("it asks for key usage %q, beyond a client certificate's", u)
-		}
+	if err := identity.CheckClientUsages(csr.Spec.Usages); err != nil {
+		return err
 	}
-	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
-		return errors.New("it does not ask for client auth")
-	}
-	req, err := parseCertificateRequest(csr.Spec.Request)
+	req, err := identity.ParseCertificateRequest(csr.Spec.Request)
 	if err != nil {
 		return err
 	}
-	return checkSubject(req, cluster)
+	_, err = identity.CheckAgentSubject(req, cluster)
+	return err
 }
 
 // isBootstrapRequester says whether a CSR's requester is a join identity.
@@ -62,46 +47,6 @@ func isBootstrapRequester(user string, groups []string) bool {
 		return true
 	}
 	return strings.HasPrefix(user, "system:bootstrap:") && slices.Contains(groups, bootstrapGroup)
-}
-
-func parseCertificateRequest(data []byte) (*x509.CertificateRequest, error) {
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("its request is not a PEM CERTIFICATE REQUEST")
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("its request cannot be parsed: %w", err)
-	}
-	if err := req.CheckSignature(); err != nil {
-		return nil, fmt.Errorf("its request has a bad signature: %w", err)
-	}
-	return req, nil
-}
-
-// checkSubject requires CN=system:open-cluster-management:<cluster>:<agent>
-// and O within [system:open-cluster-management:<cluster>,
-// system:open-cluster-management:managed-clusters], the former included.
-func checkSubject(req *x509.CertificateRequest, cluster string) error {
-	clusterGroup := clusterGroupPrefix + cluster
-	cn := req.Subject.CommonName
-	agent, ok := strings.CutPrefix(cn, clusterGroup+":")
-	if !ok || agent == "" || strings.Contains(agent, ":") {
-		return fmt.Errorf("its subject CN %q does not name cluster %s (want %s:<agent-id>)", cn, cluster, clusterGroup)
-	}
-	orgs := req.Subject.Organization
-	if !slices.Contains(orgs, clusterGroup) {
-		return fmt.Errorf("its subject O %v does not include %s", orgs, clusterGroup)
-	}
-	for _, o := range orgs {
-		if o != clusterGroup && o != managedClustersGroup {
-			return fmt.Errorf("its subject O %v asks for group %q, which agents never need", orgs, o)
-		}
-	}
-	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
-		return errors.New("it asks for subject alternative names, which agents' client certificates never have")
-	}
-	return nil
 }
 
 // csrState says whether a CSR is still waiting for a decision.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 func csrPEM(t *testing.T, tmpl *x509.CertificateRequest) []byte {
@@ -37,10 +38,10 @@ func agentCSR(t *testing.T, label, subjectCluster string) *certificatesv1.Certif
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request: csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{
 				CommonName:   "system:open-cluster-management:" + subjectCluster + ":agent1",
-				Organization: []string{"system:open-cluster-management:" + subjectCluster, managedClustersGroup},
+				Organization: []string{"system:open-cluster-management:" + subjectCluster, identity.ManagedClustersGroup},
 			}}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,
-			Usages:     clientUsages,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth},
 			Username:   "system:bootstrap:abcdef",
 			Groups:     []string{"system:bootstrappers", bootstrapGroup, "system:authenticated"},
 		},
@@ -100,9 +101,9 @@ func TestCheckCSR(t *testing.T) {
 		}, wantErr: "does not name cluster c1"},
 		{name: "O without the cluster group", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Request = csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{
-				CommonName: "system:open-cluster-management:c1:a", Organization: []string{managedClustersGroup},
+				CommonName: "system:open-cluster-management:c1:a", Organization: []string{identity.ManagedClustersGroup},
 			}})
-		}, wantErr: "does not include"},
+		}, wantErr: "not exactly the agent groups"},
 		{name: "O asking for system:masters", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Request = csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{
 				CommonName: "system:open-cluster-management:c1:a", Organization: []string{"system:open-cluster-management:c1", "system:masters"},

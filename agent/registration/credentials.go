@@ -39,7 +39,7 @@ const (
 // Credentials are what the agent authenticates to the hub with.
 type Credentials struct {
 	// ClusterName and AgentID name the agent; its certificate's user is
-	// AgentUser(ClusterName, AgentID).
+	// identity.AgentUser(ClusterName, AgentID).
 	ClusterName, AgentID string
 	// Hub is how to reach the hub: server, CA, TLS server name, proxy.
 	Hub *clientcmdapi.Cluster

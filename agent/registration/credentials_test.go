@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 func testCredentials(t *testing.T, notAfter time.Time) *Credentials {
@@ -15,7 +17,7 @@ func testCredentials(t *testing.T, notAfter time.Time) *Credentials {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM := signedCert(t, keyPEM, AgentUser("edge-1", "a1"), notAfter.Add(-time.Hour), notAfter)
+	certPEM := signedCert(t, keyPEM, identity.AgentUser("edge-1", "a1"), notAfter.Add(-time.Hour), notAfter)
 	hub := &clientcmdapi.Cluster{Server: "https://hub:6443", CertificateAuthorityData: []byte("hub CA")}
 	c, err := newCredentials("edge-1", "a1", hub, keyPEM, certPEM)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"time"
@@ -23,20 +22,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // MaxPendingCSRs is how many of its own CSRs may wait for approval before
 // an agent stops creating more.
 const MaxPendingCSRs = 10
-
-// ManagedClustersGroup is the group every agent's certificate carries.
-const ManagedClustersGroup = "system:open-cluster-management:managed-clusters"
-
-// ClusterGroup is the group that the certificates of cluster c's agents carry.
-func ClusterGroup(c string) string { return "system:open-cluster-management:" + c }
-
-// AgentUser is the user name in the certificate of agent id of cluster c.
-func AgentUser(c, id string) string { return ClusterGroup(c) + ":" + id }
 
 // csrRequest is a CSR being waited for, with the private key that only this
 // process knows.
@@ -57,8 +48,8 @@ func newCSR(c, id string, expiration time.Duration) ([]byte, *certificatesv1.Cer
 		return nil, nil, err
 	}
 	request, err := certutil.MakeCSR(key, &pkix.Name{
-		CommonName:   AgentUser(c, id),
-		Organization: []string{ClusterGroup(c), ManagedClustersGroup},
+		CommonName:   identity.AgentUser(c, id),
+		Organization: identity.AgentGroups(c),
 	}, nil, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create certificate request: %w", err)
@@ -92,7 +83,7 @@ func pendingOwn(csrs []certificatesv1.CertificateSigningRequest, c, id string) i
 		if csr.Labels[clusterv1.ClusterNameLabel] != c || decided(csr) || len(csr.Status.Certificate) > 0 {
 			continue
 		}
-		if req, err := parseRequest(csr.Spec.Request); err == nil && req.Subject.CommonName == AgentUser(c, id) {
+		if req, err := identity.ParseCertificateRequest(csr.Spec.Request); err == nil && req.Subject.CommonName == identity.AgentUser(c, id) {
 			n++
 		}
 	}
@@ -107,14 +98,6 @@ func decided(csr *certificatesv1.CertificateSigningRequest) bool {
 		}
 	}
 	return false
-}
-
-func parseRequest(data []byte) (*x509.CertificateRequest, error) {
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != certutil.CertificateRequestBlockType {
-		return nil, errors.New("no PEM certificate request")
-	}
-	return x509.ParseCertificateRequest(block.Bytes)
 }
 
 // errTooManyPending stops an agent from adding to a queue of CSRs that
@@ -230,7 +213,7 @@ func checkCertificate(certPEM, keyPEM []byte, c, id string) (*x509.Certificate, 
 	if err != nil {
 		return nil, fmt.Errorf("parse certificate: %w", err)
 	}
-	if want := AgentUser(c, id); cert.Subject.CommonName != want {
+	if want := identity.AgentUser(c, id); cert.Subject.CommonName != want {
 		return nil, fmt.Errorf("the certificate names %q, not %q", cert.Subject.CommonName, want)
 	}
 	return cert, nil

@@ -15,6 +15,8 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 func TestNewCSRFollowsTheContract(t *testing.T) {
@@ -29,7 +31,7 @@ func TestNewCSRFollowsTheContract(t *testing.T) {
 	g.Expect(csr.Spec.Usages).To(ConsistOf(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth))
 	g.Expect(csr.Spec.ExpirationSeconds).To(HaveValue(BeEquivalentTo(1200)))
 
-	req, err := parseRequest(csr.Spec.Request)
+	req, err := identity.ParseCertificateRequest(csr.Spec.Request)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(req.CheckSignature()).To(Succeed())
 	g.Expect(req.Subject.CommonName).To(Equal("system:open-cluster-management:edge-1:a1"))

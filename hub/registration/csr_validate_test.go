@@ -15,10 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 func TestParseRenewal(t *testing.T) {
-	agentOrgs := []string{ClusterGroup("c1"), ManagedClustersGroup}
+	agentOrgs := []string{identity.ClusterGroup("c1"), identity.ManagedClustersGroup}
 	tests := []struct {
 		name    string
 		mutate  func(csr *certificatesv1.CertificateSigningRequest)
@@ -26,7 +27,7 @@ func TestParseRenewal(t *testing.T) {
 	}{
 		{name: "an agent renewing its own certificate"},
 		{name: "the groups in either order", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Request = request(t, AgentUser("c1", "agent1"), []string{ManagedClustersGroup, ClusterGroup("c1")})
+			csr.Spec.Request = request(t, identity.AgentUser("c1", "agent1"), []string{identity.ManagedClustersGroup, identity.ClusterGroup("c1")})
 		}},
 		{name: "another signer", wantErr: "signer", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
 			csr.Spec.SignerName = certificatesv1.KubeletServingSignerName
@@ -38,30 +39,30 @@ func TestParseRenewal(t *testing.T) {
 			csr.Spec.Username = "system:bootstrap:abcdef"
 		}},
 		{name: "a requester without agent id", wantErr: "not a cluster agent", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Username = SubjectPrefix + "c1"
+			csr.Spec.Username = identity.Prefix + "c1"
 		}},
 		{name: "a requester with too many parts", wantErr: "not a cluster agent", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Username = AgentUser("c1", "agent1") + ":x"
+			csr.Spec.Username = identity.AgentUser("c1", "agent1") + ":x"
 		}},
 		{name: "an agent of another cluster than the label", wantErr: "labelled", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
 			csr.Labels[clusterv1.ClusterNameLabel] = "c2"
 		}},
 		{name: "a request for another user", wantErr: "not the requester", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Request = request(t, AgentUser("c1", "agent2"), agentOrgs)
+			csr.Spec.Request = request(t, identity.AgentUser("c1", "agent2"), agentOrgs)
 		}},
 		{name: "a request for another cluster's groups", wantErr: "not exactly", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Request = request(t, AgentUser("c1", "agent1"), []string{ClusterGroup("c2"), ManagedClustersGroup})
+			csr.Spec.Request = request(t, identity.AgentUser("c1", "agent1"), []string{identity.ClusterGroup("c2"), identity.ManagedClustersGroup})
 		}},
 		{name: "a request for an extra group", wantErr: "not exactly", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Request = request(t, AgentUser("c1", "agent1"), append(agentOrgs, "system:masters"))
+			csr.Spec.Request = request(t, identity.AgentUser("c1", "agent1"), append(agentOrgs, "system:masters"))
 		}},
 		{name: "a request missing the common group", wantErr: "not exactly", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
-			csr.Spec.Request = request(t, AgentUser("c1", "agent1"), []string{ClusterGroup("c1")})
+			csr.Spec.Request = request(t, identity.AgentUser("c1", "agent1"), []string{identity.ClusterGroup("c1")})
 		}},
 		{name: "a server certificate", wantErr: "usage", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
 			csr.Spec.Usages = append(csr.Spec.Usages, certificatesv1.UsageServerAuth)
 		}},
-		{name: "no client auth", wantErr: "client auth is missing", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
+		{name: "no client auth", wantErr: "does not ask for client auth", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
 			csr.Spec.Usages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature}
 		}},
 		{name: "not PEM", wantErr: "PEM", mutate: func(csr *certificatesv1.CertificateSigningRequest) {
@@ -93,7 +94,7 @@ func TestParseRenewalRejectsSANs(t *testing.T) {
 		t.Fatal(err)
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject:  pkix.Name{CommonName: AgentUser("c1", "agent1"), Organization: []string{ClusterGroup("c1"), ManagedClustersGroup}},
+		Subject:  pkix.Name{CommonName: identity.AgentUser("c1", "agent1"), Organization: []string{identity.ClusterGroup("c1"), identity.ManagedClustersGroup}},
 		DNSNames: []string{"example.com"},
 	}, key)
 	if err != nil {
@@ -134,11 +135,11 @@ func renewalCSR(t *testing.T, c, a string) *certificatesv1.CertificateSigningReq
 	return &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: c + "-x", Labels: map[string]string{clusterv1.ClusterNameLabel: c}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    request(t, AgentUser(c, a), []string{ClusterGroup(c), ManagedClustersGroup}),
+			Request:    request(t, identity.AgentUser(c, a), []string{identity.ClusterGroup(c), identity.ManagedClustersGroup}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth},
-			Username:   AgentUser(c, a),
-			Groups:     []string{ClusterGroup(c), ManagedClustersGroup, "system:authenticated"},
+			Username:   identity.AgentUser(c, a),
+			Groups:     []string{identity.ClusterGroup(c), identity.ManagedClustersGroup, "system:authenticated"},
 		},
 	}
 }

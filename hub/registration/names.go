@@ -2,12 +2,6 @@ package registration
 
 // Identities and RBAC names of the registration protocol.
 const (
-	// SubjectPrefix begins the user and group names of every cluster agent:
-	// user system:open-cluster-management:<c>:<agent>, group
-	// system:open-cluster-management:<c>.
-	SubjectPrefix = "system:open-cluster-management:"
-	// ManagedClustersGroup is the group every cluster agent's certificate carries.
-	ManagedClustersGroup = "system:open-cluster-management:managed-clusters"
 	// RegistrationClusterRole is the shared ClusterRole that every accepted
 	// cluster is bound to in its namespace: leases, events, addons.
 	RegistrationClusterRole = "open-cluster-management:managedcluster:registration"
@@ -55,12 +49,6 @@ const (
 	reasonInvalidClusterName   = "InvalidClusterName"
 	csrApprovalConditionReason = "AutoApprovedByHubCSRApprovingController"
 )
-
-// ClusterGroup is the group of cluster c's agents.
-func ClusterGroup(c string) string { return SubjectPrefix + c }
-
-// AgentUser is the user name of agent a of cluster c.
-func AgentUser(c, a string) string { return SubjectPrefix + c + ":" + a }
 
 // ClusterRoleName names cluster c's ClusterRole and ClusterRoleBinding.
 func ClusterRoleName(c string) string { return "open-cluster-management:managedcluster:" + c }

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // The rules below are what an agent needs and no more. Everything
@@ -24,6 +25,10 @@ func sharedClusterRoles() []*rbacv1.ClusterRole {
 				{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
 				{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 				{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"}, Verbs: []string{"update", "patch"}},
+				// The policy agent evaluates the replicated policies of its
+				// cluster and reports their compliance.
+				{APIGroups: []string{"policy.open-cluster-management.io"}, Resources: []string{"policies"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				{APIGroups: []string{"policy.open-cluster-management.io"}, Resources: []string{"policies/status"}, Verbs: []string{"update", "patch"}},
 			},
 		},
 		{
@@ -87,7 +92,7 @@ func workRoleBinding(c string) *rbacv1.RoleBinding {
 }
 
 func clusterSubjects(c string) []rbacv1.Subject {
-	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: ClusterGroup(c)}}
+	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ClusterGroup(c)}}
 }
 
 func clusterLabels(c string) map[string]string {

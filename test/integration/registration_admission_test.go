@@ -10,6 +10,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // grant binds a new ClusterRole with rules to subject for the rest of the spec.
@@ -82,7 +83,7 @@ var _ = Describe("Registration: admission of hubAcceptsClient", func() {
 		agent := crClient(agentConfig(ctx, c, "agent1"))
 		// What acceptance grants an agent on its ManagedCluster, granted here
 		// without acceptance.
-		grant(ctx, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: registration.ClusterGroup(c)},
+		grant(ctx, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ClusterGroup(c)},
 			rbacv1.PolicyRule{APIGroups: []string{clusterv1.GroupVersion.Group}, Resources: []string{"managedclusters"}, ResourceNames: []string{c}, Verbs: []string{"get", "update"}})
 
 		By("letting the agent update its ManagedCluster (so that the refusal below is the policy's)")

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // approved says whether CSR name has been approved, for Eventually.
@@ -40,8 +40,8 @@ var _ = Describe("Registration: certificate renewal", func() {
 		cnB, orgsB := agentSubject(b, "agent1")
 		_, forB := newCSR(cnB, orgsB)
 		_, aUserBGroups := newCSR(cnA, orgsB)
-		_, extraGroup := newCSR(cnA, append(orgsA, registration.ClusterGroup(b)))
-		_, otherAgent := newCSR(registration.AgentUser(a, "agent2"), orgsA)
+		_, extraGroup := newCSR(cnA, append(orgsA, identity.ClusterGroup(b)))
+		_, otherAgent := newCSR(identity.AgentUser(a, "agent2"), orgsA)
 		var refused []string
 		Eventually(func() error {
 			// A's RBAC may take a moment to reach the authorizer's cache.
@@ -78,7 +78,7 @@ var _ = Describe("Registration: certificate renewal", func() {
 		acceptCluster(ctx, c)
 
 		By("issuing a certificate with an agent's user name but none of the cluster's groups")
-		user := registration.AgentUser(c, "rogue")
+		user := identity.AgentUser(c, "rogue")
 		rogue := kubernetes.NewForConfigOrDie(issueCertificate(ctx, c, user, nil))
 		csrCreator := &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "test-csr-creator-" + c},

@@ -19,7 +19,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/hub"
-	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // newClusterName returns a cluster name no other spec uses.
@@ -79,7 +79,7 @@ func clusterCondition(ctx context.Context, name, conditionType string) func() *m
 
 // agentSubject is the certificate subject the contract gives agent a of cluster c.
 func agentSubject(c, a string) (cn string, orgs []string) {
-	return registration.AgentUser(c, a), []string{registration.ClusterGroup(c), registration.ManagedClustersGroup}
+	return identity.AgentUser(c, a), []string{identity.ClusterGroup(c), identity.ManagedClustersGroup}
 }
 
 // issueCertificate gets a client certificate for cn and orgs the way an
