@@ -59,11 +59,11 @@ func TestCheckCSR(t *testing.T) {
 		{name: "the bootstrap service account", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Username, c.Spec.Groups = bootstrapServiceAccount, []string{"system:serviceaccounts"}
 		}},
-		{name: "only the cluster group", modify: func(c *certificatesv1.CertificateSigningRequest) {
+		{name: "only the cluster group (the contract asks for both)", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Request = csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{
 				CommonName: "system:open-cluster-management:c1:a", Organization: []string{"system:open-cluster-management:c1"},
 			}})
-		}},
+		}, wantErr: "not exactly the agent groups"},
 		{name: "labelled for another cluster", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Labels[clusterv1.ClusterNameLabel] = "c2"
 		}, wantErr: "labelled"},
@@ -111,7 +111,7 @@ func TestCheckCSR(t *testing.T) {
 		}, wantErr: "system:masters"},
 		{name: "subject alternative names", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Request = csrPEM(t, &x509.CertificateRequest{DNSNames: []string{"kubernetes"}, Subject: pkix.Name{
-				CommonName: "system:open-cluster-management:c1:a", Organization: []string{"system:open-cluster-management:c1"},
+				CommonName: "system:open-cluster-management:c1:a", Organization: identity.AgentGroups("c1"),
 			}})
 		}, wantErr: "alternative names"},
 		{name: "garbage request", modify: func(c *certificatesv1.CertificateSigningRequest) {
