@@ -1,0 +1,84 @@
+package clusterset
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+)
+
+// Install creates, or updates to the current definitions, the admission
+// policies (with their bindings) that guard set membership and set
+// bindings. The hub's own user, as the API server knows it, is exempt. It
+// is idempotent; the hub calls it at every start.
+func Install(ctx context.Context, client kubernetes.Interface) error {
+	hubUser, err := whoAmI(ctx, client)
+	if err != nil {
+		return err
+	}
+	adm := client.AdmissionregistrationV1()
+	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{joinPolicy(hubUser), bindPolicy(hubUser)} {
+		err := createOrUpdate(ctx, adm.ValidatingAdmissionPolicies(), policy,
+			func(got *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+				same := equality.Semantic.DeepEqual(got.Spec, policy.Spec)
+				got.Spec = policy.Spec
+				return same
+			})
+		if err != nil {
+			return fmt.Errorf("install ValidatingAdmissionPolicy %s: %w", policy.Name, err)
+		}
+		binding := policyBinding(policy.Name)
+		err = createOrUpdate(ctx, adm.ValidatingAdmissionPolicyBindings(), binding,
+			func(got *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+				same := equality.Semantic.DeepEqual(got.Spec, binding.Spec)
+				got.Spec = binding.Spec
+				return same
+			})
+		if err != nil {
+			return fmt.Errorf("install ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+		}
+	}
+	klog.FromContext(ctx).V(1).Info("Cluster set admission policies installed", "exemptUser", hubUser)
+	return nil
+}
+
+// whoAmI returns the user name the API server gives the hub's credentials.
+func whoAmI(ctx context.Context, client kubernetes.Interface) (string, error) {
+	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("ask the API server who the hub is (SelfSubjectReview): %w", err)
+	}
+	return review.Status.UserInfo.Username, nil
+}
+
+// typedAPI is the part of a client-go typed client that createOrUpdate uses.
+type typedAPI[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// createOrUpdate creates want, or brings the existing object in line with
+// it: mutate copies what matters from want and reports whether it already
+// matched.
+func createOrUpdate[T metav1.Object](ctx context.Context, api typedAPI[T], want T, mutate func(got T) (same bool)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := api.Get(ctx, want.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil || mutate(got) {
+			return err
+		}
+		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+}

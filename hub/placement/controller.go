@@ -1,0 +1,113 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	"github.com/flotilla-io/flotilla/hub/placement/scheduler"
+)
+
+// conflictRetry is how soon a reconcile whose write lost a race runs again.
+const conflictRetry = time.Second
+
+// Reconciler schedules Placements and writes their PlacementDecisions and status.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Scheme maps the types for owner references.
+	Scheme *runtime.Scheme
+	// Recorder emits events once the status they describe is written.
+	Recorder events.EventRecorder
+}
+
+// scope is what the phases of one reconcile share.
+type scope struct {
+	placement *clusterv1beta1.Placement
+	now       time.Time
+	// previous are the clusters of the current decisions, with their scores.
+	previous map[string]int64
+	result   scheduler.Result
+	events   []pendingEvent
+}
+
+type pendingEvent struct {
+	eventtype, reason, action, note string
+}
+
+// event queues an event, to be emitted once the status is written.
+func (s *scope) event(eventtype, reason, action, format string, args ...any) {
+	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+}
+
+type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
+
+// Reconcile schedules one Placement.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	logger := klog.FromContext(ctx)
+	p := &clusterv1beta1.Placement{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		// Its PlacementDecisions go with it: it controls them.
+		return ctrl.Result{}, nil
+	}
+	s := &scope{placement: p, now: time.Now()}
+	before := p.DeepCopy()
+	defer func() {
+		err := r.patchStatus(ctx, before, p)
+		switch {
+		case apierrors.IsNotFound(err):
+			logger.V(1).Info("Placement is gone", "placement", klog.KObj(p))
+			result, retErr = ctrl.Result{}, nil
+		case apierrors.IsConflict(err):
+			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+		case err != nil:
+			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
+		default:
+			for _, e := range s.events {
+				r.Recorder.Eventf(p, nil, e.eventtype, e.reason, e.action, "%s", e.note)
+			}
+		}
+	}()
+	return runPhases(ctx, s, r.schedule, r.writeDecisions, r.setStatus)
+}
+
+// runPhases runs the phases in order, each relying on the ones before, and
+// stops at the first error. It returns the soonest requeue asked for.
+func runPhases(ctx context.Context, s *scope, phases ...phase) (ctrl.Result, error) {
+	var result ctrl.Result
+	for _, ph := range phases {
+		r, err := ph(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if r.RequeueAfter > 0 && (result.RequeueAfter == 0 || r.RequeueAfter < result.RequeueAfter) {
+			result.RequeueAfter = r.RequeueAfter
+		}
+	}
+	return result, nil
+}
+
+// patchStatus writes the status as a merge patch of what changed. Only
+// this controller writes a Placement's status.
+func (r *Reconciler) patchStatus(ctx context.Context, before, p *clusterv1beta1.Placement) error {
+	if equality.Semantic.DeepEqual(before.Status, p.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("patch status of Placement %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
