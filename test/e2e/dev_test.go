@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+var _ = Describe("flotilla dev", func() {
+	It("brings up a hub and two clusters that become Available, shows them, and leaves no process and no directory after down", func(ctx SpecContext) {
+		dir := filepath.Join(GinkgoT().TempDir(), "dev")
+		DeferCleanup(func(ctx context.Context) { runFlotilla(ctx, "dev", "down", "--dir", dir, "--grace", "10s") })
+
+		started := time.Now()
+		up := runFlotilla(ctx, "dev", "up", "--clusters", "2", "--dir", dir)
+		took := time.Since(started)
+		Expect(up.code).To(Equal(0), up.stderr)
+		AddReportEntry("flotilla dev up --clusters 2: wall time", took.Round(100*time.Millisecond).String())
+		for _, kubeconfig := range []string{"hub", "cluster1", "cluster2"} {
+			Expect(up.stdout).To(ContainSubstring("export KUBECONFIG=" + filepath.Join(dir, kubeconfig, "admin.kubeconfig")))
+		}
+
+		By("the hub has both clusters Available, with their labels")
+		hubClient := devClient(filepath.Join(dir, "hub", "admin.kubeconfig"))
+		wantLabels := map[string]map[string]string{
+			"cluster1": {"region": "us-east", "env": "prod"},
+			"cluster2": {"region": "eu-west", "env": "dev"},
+		}
+		for name, labels := range wantLabels {
+			mc := &clusterv1.ManagedCluster{}
+			Expect(hubClient.Get(ctx, client.ObjectKey{Name: name}, mc)).To(Succeed())
+			Expect(meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).To(BeTrue(), "%s: %v", name, mc.Status.Conditions)
+			for k, v := range labels {
+				Expect(mc.Labels).To(HaveKeyWithValue(k, v), name)
+			}
+		}
+
+		By("a dev cluster runs a Deployment to Available on its simulated nodes")
+		spoke := devKube(filepath.Join(dir, "cluster1", "admin.kubeconfig"))
+		nodes, err := spoke.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(nodes.Items).To(HaveLen(3))
+		for _, n := range nodes.Items {
+			Expect(n.Labels).To(HaveKeyWithValue(corev1.LabelTopologyRegion, "us-east"))
+		}
+		Expect(spoke.AppsV1().Deployments("default").Create(ctx, devDeployment(), metav1.CreateOptions{})).Error().NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			d, err := spoke.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(1))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("measuring the memory of each dev cluster")
+		for _, name := range []string{"cluster1", "cluster2"} {
+			pids, err := framework.ProcessesMentioning("--data-dir " + filepath.Join(dir, name) + " ")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(pids).To(HaveLen(1), name)
+			rss, err := framework.RSSOf(pids[0])
+			Expect(err).NotTo(HaveOccurred())
+			AddReportEntry(fmt.Sprintf("RSS of dev cluster %s", name), fmt.Sprintf("%d MiB", rss>>20))
+		}
+
+		By("refusing a second environment in the same directory")
+		again := runFlotilla(ctx, "dev", "up", "--clusters", "1", "--dir", dir)
+		Expect(again.code).To(Equal(1))
+		Expect(again.stderr).To(ContainSubstring("a dev environment already runs in " + dir))
+
+		By("showing every process running and both clusters joined and available")
+		status := runFlotilla(ctx, "dev", "status", "--dir", dir)
+		Expect(status.code).To(Equal(0), status.stderr)
+		Expect(strings.Count(status.stdout, " running ")).To(Equal(5), status.stdout)
+		for _, name := range []string{"cluster1", "cluster2"} {
+			Expect(status.stdout).To(MatchRegexp(`(?m)^%s\s+running\s+\d+\s+\d+Mi\s+True\s+True\s`, regexp.QuoteMeta(name)))
+		}
+
+		By("stopping everything and removing the directory")
+		running, err := framework.ProcessesMentioning(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(running).To(HaveLen(5), "the hub, two dev clusters and two agents")
+		down := runFlotilla(ctx, "dev", "down", "--dir", dir)
+		Expect(down.code).To(Equal(0), down.stderr)
+		Expect(framework.ProcessesMentioning(dir)).To(BeEmpty())
+		Expect(dir).NotTo(BeAnExistingFile())
+	})
+
+	It("stops what it started, shows why and removes its directory when a cluster fails to come up", func(ctx SpecContext) {
+		// A flotilla whose flotilla-dev-cluster fails as one on a busy port would.
+		bin := GinkgoT().TempDir()
+		self, err := os.ReadFile(filepath.Join(*binDir, "flotilla"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(bin, "flotilla"), self, 0o755)).To(Succeed())
+		Expect(os.Symlink(filepath.Join(*binDir, "flotilla-hub"), filepath.Join(bin, "flotilla-hub"))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(bin, "flotilla-dev-cluster"), []byte(
+			"#!/bin/sh\necho 'flotilla-dev-cluster: cannot listen on 127.0.0.1:7443: address already in use' >&2\nexit 1\n"), 0o755)).To(Succeed())
+
+		dir := filepath.Join(GinkgoT().TempDir(), "dev")
+		p, err := framework.StartProcess(ctx, filepath.Join(bin, "flotilla"), "dev", "up", "--clusters", "1", "--dir", dir)
+		Expect(err).NotTo(HaveOccurred())
+		code, err := p.Wait(2 * time.Minute)
+		Expect(err).NotTo(HaveOccurred(), p.Tail(20))
+		Expect(code).To(Equal(1), p.Output())
+		Expect(p.Output()).To(ContainSubstring("cluster1 stopped"))
+		Expect(p.Output()).To(ContainSubstring("address already in use"))
+		Expect(framework.ProcessesMentioning(dir)).To(BeEmpty())
+		Expect(dir).NotTo(BeAnExistingFile())
+	})
+})
+
+// devClient is a client of the dev hub that knows the OCM types.
+func devClient(kubeconfig string) client.Client {
+	GinkgoHelper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// devKube is a clientset of a dev cluster.
+func devKube(kubeconfig string) kubernetes.Interface {
+	GinkgoHelper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// devDeployment is a one-replica Deployment.
+func devDeployment() *appsv1.Deployment {
+	l := map[string]string{"app": "web"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}
+}
