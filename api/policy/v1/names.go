@@ -10,6 +10,9 @@ const (
 	ClusterNamespaceLabel = "policy.open-cluster-management.io/cluster-namespace"
 	// RootPolicyLabel is set on a replicated policy to "<namespace>.<name>" of its root policy.
 	RootPolicyLabel = "policy.open-cluster-management.io/root-policy"
+	// PolicyLabel is set on a policy template created on a managed cluster to the name of the
+	// replicated policy it comes from ("<namespace>.<name>" of the root policy).
+	PolicyLabel = "policy.open-cluster-management.io/policy"
 	// PolicyTypeLabel marks a CRD whose kind can be delivered in policy-templates.
 	PolicyTypeLabel = "policy.open-cluster-management.io/policy-type"
 	// PolicyTypeTemplate is the PolicyTypeLabel value of policy template kinds.

@@ -188,6 +188,10 @@ type DetailsPerTemplate struct {
 	// history lists the recent compliance messages, newest first, at most 10.
 	// +optional
 	History []ComplianceHistory `json:"history,omitempty"`
+	// results is what the last evaluation found, object by object (a Flotilla
+	// extension; OCM reports only the messages of history).
+	// +optional
+	Results *TemplateResults `json:"results,omitempty"`
 }
 
 // ComplianceHistory is one compliance message of a template.

@@ -364,6 +364,30 @@ type ManifestCondition struct {
 	// +listMapKey=type
 	// +required
 	Conditions []metav1.Condition `json:"conditions"`
+
+	// Drift says how often the agent put the object back after it had been
+	// changed on the managed cluster. A Flotilla extension, unknown to OCM;
+	// absent until the first correction.
+	// +optional
+	Drift *ManifestDrift `json:"drift,omitempty"`
+}
+
+// ManifestDrift counts the corrections of one applied object that had
+// drifted from its manifest on the managed cluster (a Flotilla extension).
+type ManifestDrift struct {
+	// Corrections is how many times the agent put the object back.
+	// +required
+	Corrections int64 `json:"corrections"`
+
+	// LastCorrectedTime is when the agent last put the object back.
+	// +required
+	LastCorrectedTime metav1.Time `json:"lastCorrectedTime"`
+
+	// Fields are the top-level fields of the object (metadata.<field> within
+	// metadata) that differed from the manifest at the last correction, or
+	// "*" when the object had been deleted and was created again.
+	// +optional
+	Fields []string `json:"fields,omitempty"`
 }
 
 // ManifestResourceMeta identifies a manifest by its index and the object it names.

@@ -30,6 +30,21 @@ const (
 	ManifestComplete = "Complete"
 	// ManifestStatusFeedbackSynced is true when the feedback rules were read successfully.
 	ManifestStatusFeedbackSynced = "StatusFeedbackSynced"
+	// ManifestDrifted is true while the object differs from its manifest and
+	// the agent cannot put it back; false once it did (a Flotilla extension,
+	// absent until the object first drifts).
+	ManifestDrifted = "Drifted"
+)
+
+// Reasons of the Drifted condition of a manifest, and what ManifestDrift.Fields
+// holds for an object that was deleted (Flotilla extensions).
+const (
+	// ReasonDriftCorrected is the Drifted=False reason once the agent put the object back.
+	ReasonDriftCorrected = "DriftCorrected"
+	// ReasonDriftNotCorrected is the Drifted=True reason when the agent could not put it back.
+	ReasonDriftNotCorrected = "DriftNotCorrected"
+	// DriftWholeObject in ManifestDrift.Fields means the object had been deleted.
+	DriftWholeObject = "*"
 )
 
 // Reasons of the work's conditions.
@@ -52,6 +67,10 @@ const (
 	ReasonProgressingCompleted = "Completed"
 	// ReasonProgressingFailed is the Progressing=False reason when the work failed to apply.
 	ReasonProgressingFailed = "Failed"
+	// ReasonManifestsDegraded is the Degraded=True reason of a work with a degraded manifest.
+	ReasonManifestsDegraded = "ManifestsDegraded"
+	// ReasonManifestsNotDegraded is the Degraded=False reason of a work.
+	ReasonManifestsNotDegraded = "ManifestsNotDegraded"
 )
 
 // Reasons of a manifest's conditions.
