@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+)
+
+func newCreateCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "create",
+		Short:   "Create ManifestWorks on the hub",
+		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters.",
+		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("name what to create: flotilla create work NAME -f FILE --clusters NAME[,NAME...]")
+			}
+			return fmt.Errorf("flotilla create does not know %q: it creates work", args[0])
+		},
+	}
+	cmd.AddCommand(newCreateWorkCommand(g))
+	return cmd
+}
+
+type createWorkOptions struct {
+	*globalOptions
+	file      string
+	clusters  []string
+	overwrite bool
+}
+
+func newCreateWorkCommand(g *globalOptions) *cobra.Command {
+	o := &createWorkOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:     "work NAME -f FILE --clusters NAME[,NAME...]",
+		Aliases: []string{"works", "manifestwork", "mw"},
+		Short:   "Deliver Kubernetes objects to managed clusters as a ManifestWork",
+		Long: `Create a ManifestWork named NAME in the hub namespace of each cluster of
+--clusters; the cluster's agent applies its manifests and reports their
+status (see "flotilla get works").
+
+-f takes plain Kubernetes manifests, one or many YAML documents (or a v1
+List), which become the work's manifests in the order given; or one
+ManifestWork, whose spec (and labels and annotations) is used as it is,
+while its name and namespace are replaced by NAME and each cluster.
+
+The manifests are checked first, as the hub checks them: each needs
+apiVersion, kind and metadata.name, and together they may hold at most
+500 KiB of JSON. Every cluster must exist and be accepted. An existing
+ManifestWork of that name is left alone, and nothing is created, unless
+--overwrite replaces its spec.`,
+		Example: `  # Run the objects of app.yaml on two clusters.
+  flotilla create work app -f app.yaml --clusters cluster1,cluster2
+
+  # Use a ManifestWork's spec (update strategies, feedback rules...) as is.
+  flotilla create work hello -f manifestwork-hello.yaml --clusters cluster1
+
+  # Replace the manifests of an existing work, from standard input.
+  kubectl create configmap settings --from-literal=mode=fast --dry-run=client -o yaml |
+    flotilla create work settings -f - --clusters cluster1 --overwrite`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("name the ManifestWork: flotilla create work NAME -f FILE --clusters NAME[,NAME...] (got %d arguments)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+				return fmt.Errorf("%q is not a valid ManifestWork name: %s", name, strings.Join(errs, "; "))
+			}
+			o.clusters = cleanClusterList(o.clusters)
+			if err := validateClusterList(o.clusters); err != nil {
+				return err
+			}
+			src, err := readWorkSource(o.file, o.streams.In)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), name, src)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "filename", "f", "", "file of Kubernetes manifests, or of one ManifestWork; - reads standard input")
+	f.StringSliceVar(&o.clusters, "clusters", nil, "names of the clusters to deliver the work to, comma separated")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace the spec of a ManifestWork of that name where one exists")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	return cmd
+}
+
+func (o *createWorkOptions) run(ctx context.Context, name string, src *workSource) error {
+	c, err := o.clientsFor(hubSide)
+	if err != nil {
+		return err
+	}
+	// Everything is checked before anything is written, so that a typo in
+	// one cluster name does not leave the work on half of the clusters.
+	existing, err := o.check(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	for _, cluster := range o.clusters {
+		verb := "created"
+		if old := existing[cluster]; old != nil {
+			err = replaceWork(ctx, c, old, src)
+			verb = "replaced"
+		} else {
+			err = createWork(ctx, c, cluster, name, src)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.streams.Out, "ManifestWork %s %s in cluster %s (%s)\n", name, verb, cluster, plural(len(src.spec.Workload.Manifests), "manifest"))
+	}
+	if len(o.clusters) == 1 {
+		o.notef("Follow it with: flotilla get works --cluster %s %s", o.clusters[0], name)
+	} else {
+		o.notef("Follow it with: flotilla get works %s", name)
+	}
+	return nil
+}
+
+// check makes sure every cluster exists and is accepted, and returns the
+// existing works of that name by cluster; without --overwrite any is an error.
+func (o *createWorkOptions) check(ctx context.Context, c *clients, name string) (map[string]*workv1.ManifestWork, error) {
+	var problems []string
+	existing := map[string]*workv1.ManifestWork{}
+	for _, cluster := range o.clusters {
+		mc := &clusterv1.ManagedCluster{}
+		if err := c.ctrl.Get(ctx, client.ObjectKey{Name: cluster}, mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				problems = append(problems, fmt.Sprintf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", cluster))
+				continue
+			}
+			return nil, explainClusterAPI(err, c, "get ManagedCluster "+cluster)
+		}
+		if !mc.Spec.HubAcceptsClient {
+			problems = append(problems, fmt.Sprintf("cluster %s is not accepted, so its agent could not read the work: accept it first (flotilla accept --clusters %s)", cluster, cluster))
+			continue
+		}
+		mw := &workv1.ManifestWork{}
+		err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, mw)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
+		case mw.DeletionTimestamp != nil:
+			problems = append(problems, fmt.Sprintf("ManifestWork %s in cluster %s is being deleted: wait until it is gone (flotilla delete work %s --cluster %s --wait), then create it again", name, cluster, name, cluster))
+		case !o.overwrite:
+			problems = append(problems, fmt.Sprintf("ManifestWork %s already exists in cluster %s: pass --overwrite to replace its spec, or delete it first (flotilla delete work %s --cluster %s)", name, cluster, name, cluster))
+		default:
+			existing[cluster] = mw
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("nothing was created:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return existing, nil
+}
+
+func createWork(ctx context.Context, c *clients, cluster, name string, src *workSource) error {
+	mw := &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name, Labels: maps.Clone(src.labels), Annotations: maps.Clone(src.annotations)},
+		Spec:       *src.spec.DeepCopy(),
+	}
+	err := c.ctrl.Create(ctx, mw)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("cannot create ManifestWork %s in cluster %s: its namespace %s does not exist yet; the hub creates it once it has accepted the cluster (see `flotilla get clusters %s`)", name, cluster, cluster, cluster)
+	}
+	return explain(err, c.where, fmt.Sprintf("create ManifestWork %s/%s", cluster, name))
+}
+
+// replaceWork gives an existing work the new spec, keeping what others
+// put in its metadata.
+func replaceWork(ctx context.Context, c *clients, current *workv1.ManifestWork, src *workSource) error {
+	key := client.ObjectKeyFromObject(current)
+	fresh := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !fresh {
+			current = &workv1.ManifestWork{}
+			if err := c.ctrl.Get(ctx, key, current); err != nil {
+				return err
+			}
+		}
+		fresh = false
+		mw := current.DeepCopy()
+		mw.Spec = *src.spec.DeepCopy()
+		if len(src.labels) > 0 && mw.Labels == nil {
+			mw.Labels = map[string]string{}
+		}
+		maps.Copy(mw.Labels, src.labels)
+		if len(src.annotations) > 0 && mw.Annotations == nil {
+			mw.Annotations = map[string]string{}
+		}
+		maps.Copy(mw.Annotations, src.annotations)
+		return c.ctrl.Update(ctx, mw)
+	})
+	return explain(err, c.where, "replace ManifestWork "+key.String())
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+)
+
+type getWorksOptions struct {
+	*globalOptions
+	cluster string
+	output  string
+}
+
+func newGetWorksCommand(g *globalOptions) *cobra.Command {
+	o := &getWorksOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:     "works [NAME] [--cluster NAME]",
+		Aliases: []string{"work", "manifestworks", "manifestwork", "mw"},
+		Short:   "Show ManifestWorks and how their clusters applied them",
+		Long: `Show the ManifestWorks of a cluster (--cluster), or of every cluster, or
+only those named NAME.
+
+Each work has a row with its conditions as the cluster's agent reported
+them (Applied, Available, Degraded; "-" until reported), followed by one
+indented row per manifest: the object's kind, namespace and name, its own
+conditions, its status feedback (e.g. AvailableReplicas=1), other
+conditions that are not in their normal state, and how often the agent put
+the object back after it had been changed on the cluster (drift).
+
+-o wide adds Progressing, API versions and the messages of failing
+conditions; -o json and -o yaml print the ManifestWork objects.`,
+		Example: `  flotilla get works --cluster cluster1
+  flotilla get works hello --cluster cluster1 -o wide
+  flotilla get works hello -o yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("name at most one ManifestWork (got %d): flotilla get works [NAME] [--cluster NAME]", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(o.output, outputWide, outputJSON, outputYAML); err != nil {
+				return err
+			}
+			if o.cluster != "" {
+				if err := validateClusterName(o.cluster); err != nil {
+					return fmt.Errorf("--cluster: %w", err)
+				}
+			}
+			var name string
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return o.run(cmd.Context(), name)
+		},
+	}
+	cmd.Flags().StringVar(&o.cluster, "cluster", "", "the cluster whose ManifestWorks to show (default: every cluster)")
+	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames(g))
+	addOutputFlag(cmd, &o.output, outputWide, outputJSON, outputYAML)
+	return cmd
+}
+
+func (o *getWorksOptions) run(ctx context.Context, name string) error {
+	c, err := o.clientsFor(hubSide)
+	if err != nil {
+		return err
+	}
+	list, err := o.list(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(list.Items, func(a, b workv1.ManifestWork) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+
+	switch o.output {
+	case outputJSON, outputYAML:
+		list.APIVersion, list.Kind = workv1.GroupVersion.String(), "ManifestWorkList"
+		list.ResourceVersion, list.Continue = "", ""
+		for i := range list.Items {
+			list.Items[i].APIVersion, list.Items[i].Kind = workv1.GroupVersion.String(), "ManifestWork"
+			list.Items[i].ManagedFields = nil
+		}
+		return printData(o.streams.Out, o.output, list)
+	}
+	if len(list.Items) == 0 {
+		switch {
+		case name != "" && o.cluster != "":
+			return fmt.Errorf("ManifestWork %s not found in cluster %s (see `flotilla get works --cluster %s`)", name, o.cluster, o.cluster)
+		case name != "":
+			return fmt.Errorf("no cluster has a ManifestWork named %s (see `flotilla get works`)", name)
+		case o.cluster != "":
+			o.notef("No ManifestWorks in cluster %s: create one with `flotilla create work NAME -f FILE --clusters %s`.", o.cluster, o.cluster)
+		default:
+			o.notef("No ManifestWorks yet: create one with `flotilla create work NAME -f FILE --clusters NAME`.")
+		}
+		return nil
+	}
+	header, rows := workTable(list.Items, time.Now(), o.output == outputWide, o.cluster == "")
+	return printTable(o.streams.Out, header, rows)
+}
+
+// list gets the works asked for; a --cluster that does not exist is an
+// error rather than an empty list.
+func (o *getWorksOptions) list(ctx context.Context, c *clients, name string) (*workv1.ManifestWorkList, error) {
+	list := &workv1.ManifestWorkList{}
+	if o.cluster == "" {
+		var opts []client.ListOption
+		if name != "" {
+			opts = append(opts, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)})
+		}
+		if err := c.ctrl.List(ctx, list, opts...); err != nil {
+			return nil, explainClusterAPI(err, c, "list ManifestWorks")
+		}
+		return list, nil
+	}
+	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: o.cluster}, &clusterv1.ManagedCluster{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", o.cluster)
+		}
+		return nil, explainClusterAPI(err, c, "get ManagedCluster "+o.cluster)
+	}
+	if name == "" {
+		if err := c.ctrl.List(ctx, list, client.InNamespace(o.cluster)); err != nil {
+			return nil, explainClusterAPI(err, c, "list the ManifestWorks of cluster "+o.cluster)
+		}
+		return list, nil
+	}
+	mw := workv1.ManifestWork{}
+	if err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: o.cluster, Name: name}, &mw); err != nil {
+		if apierrors.IsNotFound(err) {
+			return list, nil
+		}
+		return nil, explainClusterAPI(err, c, fmt.Sprintf("get ManifestWork %s/%s", o.cluster, name))
+	}
+	list.Items = append(list.Items, mw)
+	return list, nil
+}

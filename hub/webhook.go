@@ -1,0 +1,203 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/work"
+)
+
+// DefaultWebhookPort is the port of the admission webhook server of a hub
+// run against an existing cluster, unless told otherwise (controller-runtime's
+// usual one). With the embedded control plane any free port does, as the
+// hub registers it at every start.
+const DefaultWebhookPort = 9443
+
+// webhookCertDirName is where, under the embedded control plane's PKI, the
+// webhook server's certificate is kept.
+const webhookCertDirName = "webhook"
+
+// webhookStartTimeout bounds the wait for the webhook server to answer.
+const webhookStartTimeout = 30 * time.Second
+
+// WebhookOptions configure the hub's admission webhook server, which the
+// hub's API server calls to check ManifestWorks (see package work).
+type WebhookOptions struct {
+	// BindAddress is the address the server listens on; empty means 127.0.0.1.
+	BindAddress string
+	// Port is the server's port; 0 picks a free one.
+	Port int
+	// CertDir holds the serving certificate, tls.crt and tls.key, and
+	// optionally ca.crt, the CA that signed it. The embedded control plane
+	// issues one from its own CA when it is empty. Against an existing
+	// cluster (Options.Kubeconfig), an empty CertDir and AdvertiseURL mean
+	// that this process serves no webhook.
+	CertDir string
+	// AdvertiseURL is the https://host:port at which the API server reaches
+	// the server; empty means https://BindAddress:Port.
+	AdvertiseURL string
+	// CABundle is the PEM bundle the API server verifies the serving
+	// certificate with; empty means CertDir's ca.crt, or else its tls.crt.
+	CABundle []byte
+}
+
+// enabled reports whether this process serves the webhook.
+func (w *WebhookOptions) enabled() bool { return w.CertDir != "" }
+
+// EmbeddedWebhook completes w for a hub whose API server is cp: a free port
+// when none is given, and a serving certificate issued from cp's CA for the
+// advertised address (kept across restarts under cp's PKI directory).
+func EmbeddedWebhook(cp *controlplane.ControlPlane, w WebhookOptions) (WebhookOptions, error) {
+	if err := w.defaultAddress(); err != nil {
+		return w, err
+	}
+	if w.CertDir != "" {
+		return w, nil
+	}
+	u, err := url.Parse(w.AdvertiseURL)
+	if err != nil {
+		return w, err
+	}
+	hosts, ips := []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")}
+	if ip := net.ParseIP(u.Hostname()); ip != nil {
+		ips = append(ips, ip)
+	} else {
+		hosts = append(hosts, u.Hostname())
+	}
+	if w.CertDir, err = cp.EnsureServingCert(webhookCertDirName, hosts, ips); err != nil {
+		return w, err
+	}
+	w.CABundle = cp.CAData
+	return w, nil
+}
+
+// complete fills in the port, the advertised URL and the CA bundle of a
+// webhook server that this process runs.
+func (w *WebhookOptions) complete() error {
+	if !w.enabled() {
+		if w.AdvertiseURL != "" {
+			return errors.New("--webhook-advertise-url needs --webhook-cert-dir: the API server only calls a webhook server whose certificate it can verify")
+		}
+		return nil
+	}
+	if err := w.defaultAddress(); err != nil {
+		return err
+	}
+	if len(w.CABundle) > 0 {
+		return nil
+	}
+	for _, name := range []string{"ca.crt", "tls.crt"} {
+		data, err := os.ReadFile(filepath.Join(w.CertDir, name))
+		if err == nil {
+			w.CABundle = data
+			return nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--webhook-cert-dir: %w", err)
+		}
+	}
+	return fmt.Errorf("--webhook-cert-dir %s holds neither ca.crt nor tls.crt: put the serving certificate in tls.crt, its key in tls.key, and the CA that signed it in ca.crt", w.CertDir)
+}
+
+// defaultAddress fills in the bind address, the port and the URL.
+func (w *WebhookOptions) defaultAddress() error {
+	if w.BindAddress == "" {
+		w.BindAddress = "127.0.0.1"
+	}
+	bind := net.ParseIP(w.BindAddress)
+	if bind == nil {
+		return fmt.Errorf("--webhook-bind-address %q is not an IP address", w.BindAddress)
+	}
+	if w.Port < 0 || w.Port > 65535 {
+		return fmt.Errorf("--webhook-port %d is not a port number", w.Port)
+	}
+	if w.Port == 0 {
+		port, err := freePort(w.BindAddress)
+		if err != nil {
+			return err
+		}
+		w.Port = port
+	}
+	if w.AdvertiseURL == "" {
+		host := w.BindAddress
+		if bind.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		w.AdvertiseURL = "https://" + net.JoinHostPort(host, strconv.Itoa(w.Port))
+	}
+	if err := work.CheckServerURL(w.AdvertiseURL); err != nil {
+		return fmt.Errorf("--webhook-advertise-url: %w", err)
+	}
+	return nil
+}
+
+// address is where the server listens.
+func (w *WebhookOptions) address() string {
+	return net.JoinHostPort(w.BindAddress, strconv.Itoa(w.Port))
+}
+
+// checkListen fails with a message that names the flag when the port is taken.
+func (w *WebhookOptions) checkListen() error {
+	l, err := net.Listen("tcp", w.address())
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s for the ManifestWork admission webhook: %w (stop what holds the port, or choose another --webhook-port)", w.address(), err)
+	}
+	return l.Close()
+}
+
+// server is the controller-runtime webhook server of these options.
+func (w *WebhookOptions) server() webhook.Server {
+	return webhook.NewServer(webhook.Options{Host: w.BindAddress, Port: w.Port, CertDir: w.CertDir})
+}
+
+// startWebhook waits until the manager's webhook server answers, then
+// points the API server at it. done is the manager's result channel.
+func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w *WebhookOptions, done <-chan error) error {
+	started := mgr.GetWebhookServer().StartedChecker()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, webhookStartTimeout, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("hub manager: %w", err)
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		last = started(req)
+		return last == nil, nil
+	})
+	if err != nil {
+		if last != nil && !errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("the ManifestWork admission webhook server did not start within %s: %w", webhookStartTimeout, last)
+		}
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return work.InstallWebhook(ctx, client, w.AdvertiseURL, w.CABundle)
+}
+
+func freePort(bind string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port for the webhook server: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

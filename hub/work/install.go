@@ -1,0 +1,107 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+)
+
+// WebhookName names the ValidatingWebhookConfiguration and its one webhook,
+// as OCM names its ManifestWork validator.
+const WebhookName = "manifestworkvalidators.admission.work.open-cluster-management.io"
+
+// webhookTimeoutSeconds bounds each admission call; validation takes
+// microseconds, so a slow answer means the hub process is in trouble.
+const webhookTimeoutSeconds = 10
+
+// WebhookConfiguration is the ValidatingWebhookConfiguration that sends
+// every CREATE and UPDATE of a ManifestWork to the hub's webhook server at
+// serverURL (https://host:port), trusted with caBundle. Requests fail while
+// the server cannot be reached: a work that skipped the check could reach
+// an agent that cannot apply it.
+func WebhookConfiguration(serverURL string, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: WebhookName,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL:      ptr.To(strings.TrimSuffix(serverURL, "/") + WebhookPath),
+				CABundle: caBundle,
+			},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{workv1.GroupName},
+					APIVersions: []string{"*"},
+					Resources:   []string{"manifestworks"},
+					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+				},
+			}},
+			// Every field the API server would default is set, so that an
+			// unchanged configuration compares equal to the stored one.
+			NamespaceSelector:       &metav1.LabelSelector{},
+			ObjectSelector:          &metav1.LabelSelector{},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To[int32](webhookTimeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+}
+
+// CheckServerURL rejects a webhook server URL that an API server would not
+// call: it must be https, with a host, and nothing after the port.
+func CheckServerURL(serverURL string) error {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.Trim(u.Path, "/") != "" {
+		return fmt.Errorf("%q must be an https://host:port URL, with no path, query or user", serverURL)
+	}
+	return nil
+}
+
+// InstallWebhook creates the ValidatingWebhookConfiguration, or points the
+// existing one at serverURL and caBundle. The hub calls it at every start,
+// once its webhook server answers, so that the API server never calls an
+// address where nothing listens yet.
+func InstallWebhook(ctx context.Context, client kubernetes.Interface, serverURL string, caBundle []byte) error {
+	want := WebhookConfiguration(serverURL, caBundle)
+	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		// An unchanged hub writes nothing.
+		if equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+			return nil
+		}
+		got.Webhooks = want.Webhooks
+		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("install ValidatingWebhookConfiguration %s: %w", want.Name, err)
+	}
+	klog.FromContext(ctx).V(1).Info("ManifestWork admission webhook installed", "url", *want.Webhooks[0].ClientConfig.URL)
+	return nil
+}
