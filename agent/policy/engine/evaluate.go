@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// Evaluate evaluates cp against what r reads. cp.Spec.RemediationAction
+// decides whether the result carries Actions: give the effective one (a
+// Policy's remediationAction overrides the template's; see
+// PolicyTemplates). Evaluate never fails: what cannot be evaluated is a
+// NonCompliant template with a message that says why.
+func Evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, r Reader) *Result {
+	res := &Result{Name: cp.Name, Enforce: cp.Spec.RemediationAction.IsEnforce(), Severity: cp.Spec.Severity}
+	e := &evaluator{ctx: ctx, r: r, cp: cp, res: res}
+	templates := cp.Spec.ObjectTemplates
+	if cp.Spec.ObjectTemplatesRaw != "" {
+		var err error
+		if templates, err = e.resolveRaw(cp.Spec.ObjectTemplatesRaw); err != nil {
+			res.Err = &policyv1.TemplateError{ObjectTemplate: -1, Reason: ReasonTemplateError, Message: err.Error()}
+			return res
+		}
+	}
+	for i := range templates {
+		res.Templates = append(res.Templates, e.objectTemplate(i, &templates[i]))
+	}
+	return res
+}
+
+// evaluator is one evaluation of one ConfigurationPolicy.
+type evaluator struct {
+	ctx context.Context
+	r   Reader
+	cp  *policyv1.ConfigurationPolicy
+	res *Result
+	// namespaces are the namespaces the namespaceSelector selects, once
+	// a template needed them.
+	namespaces    []string
+	namespacesErr error
+	selected      bool
+}
+
+// objectTemplate evaluates one object template.
+func (e *evaluator) objectTemplate(i int, ot *policyv1.ObjectTemplate) (t *TemplateResult) {
+	t = &TemplateResult{Index: i, NoDiffs: ot.RecordDiff == policyv1.RecordDiffNone}
+	defer func() {
+		// Input the engine did not foresee must not take the agent down.
+		if p := recover(); p != nil {
+			t.templateError(ReasonDecodeError, "internal error evaluating the object template at index [%d]: %v", i, p)
+		}
+	}()
+	raw, sensitive, err := e.resolve(ot.ObjectDefinition.Raw)
+	if err != nil {
+		return t.templateError(ReasonTemplateError, "%v", err)
+	}
+	t.Sensitive = sensitive
+	var tmpl map[string]any
+	if err := utiljson.Unmarshal(raw, &tmpl); err != nil || tmpl == nil {
+		if err == nil {
+			err = fmt.Errorf("the object definition is empty")
+		}
+		return t.templateError(ReasonDecodeError, "Decoding error, please check your policy file! Aborting handling the object template at index [%d] in policy `%s` with error = `%v`", i, e.cp.Name, err)
+	}
+	apiVersion, _ := tmpl["apiVersion"].(string)
+	kind, _ := tmpl["kind"].(string)
+	kind = strings.TrimSpace(kind)
+	gv, gvErr := schema.ParseGroupVersion(apiVersion)
+	if kind == "" || apiVersion == "" || gvErr != nil {
+		return t.templateError(ReasonDecodeError, "The kind and apiVersion fields are required on the object template at index %d in policy %s", i, e.cp.Name)
+	}
+	if err := checkComplianceTypes(ot); err != nil {
+		return t.templateError(ReasonDecodeError, "%v in the object template at index [%d]", err, i)
+	}
+	gvk := gv.WithKind(kind)
+	mapping, err := e.r.Mapping(gvk)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return t.templateError(ReasonMappingError, "couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed", kind, apiVersion)
+		}
+		return t.templateError(ReasonMappingError, "%v", err)
+	}
+	t.Resource = mapping.Resource.Resource
+	t.Sensitive = t.Sensitive || gvk.GroupKind() == schema.GroupKind{Kind: "Secret"}
+
+	md, _ := tmpl["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	name, ns = strings.TrimSpace(name), strings.TrimSpace(ns)
+	if !namespaced(mapping) && md != nil {
+		delete(md, "namespace")
+	}
+	namespaces, msg := e.templateNamespaces(mapping, ns, name, kind)
+	if msg != nil {
+		return t.templateError(msg.Reason, "%s", msg.Message)
+	}
+	var selector labels.Selector
+	if ot.ObjectSelector != nil && name == "" {
+		if selector, err = metav1.LabelSelectorAsSelector(ot.ObjectSelector); err != nil {
+			return t.templateError(ReasonObjectSelectorError, "Error parsing provided objectSelector in the object-template at index [%d]: %v", i, err)
+		}
+	}
+
+	c := &check{e: e, t: t, tmpl: tmpl, mapping: mapping, gvk: gvk, apiVersion: apiVersion,
+		mustNot: ot.ComplianceType.Is(policyv1.MustNotHave), mode: modeOf(ot.ComplianceType), recreate: ot.RecreateOption}
+	c.metaMode = c.mode
+	if ot.MetadataComplianceType != "" {
+		c.metaMode = modeOf(ot.MetadataComplianceType)
+	}
+	for _, ns := range namespaces {
+		if err := c.namespace(ns, name, selector); err != nil {
+			return t.templateError(ReasonMappingError, "%v", err)
+		}
+	}
+	if selector != nil && len(t.Objects) == 0 {
+		t.empty = fmt.Sprintf("No objects of kind %s were matched from the policy objectSelector", kind)
+	}
+	t.summarize()
+	return t
+}
+
+// checkComplianceTypes rejects compliance types outside the three.
+func checkComplianceTypes(ot *policyv1.ObjectTemplate) error {
+	valid := func(c policyv1.ComplianceType, types ...policyv1.ComplianceType) bool {
+		for _, v := range types {
+			if c.Is(v) {
+				return true
+			}
+		}
+		return false
+	}
+	if !valid(ot.ComplianceType, policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave) {
+		return fmt.Errorf("invalid complianceType %q: use musthave, mustonlyhave or mustnothave", ot.ComplianceType)
+	}
+	if ot.MetadataComplianceType != "" && !valid(ot.MetadataComplianceType, policyv1.MustHave, policyv1.MustOnlyHave) {
+		return fmt.Errorf("invalid metadataComplianceType %q: use musthave or mustonlyhave", ot.MetadataComplianceType)
+	}
+	return nil
+}
+
+// templateNamespaces are the namespaces to look in: none for a
+// cluster-scoped kind (""), the template's own, or those the
+// namespaceSelector selects.
+func (e *evaluator) templateNamespaces(m *meta.RESTMapping, ns, name, kind string) ([]string, *policyv1.TemplateError) {
+	switch {
+	case !namespaced(m):
+		return []string{""}, nil
+	case ns != "":
+		return []string{ns}, nil
+	}
+	if !e.selected {
+		e.namespaces, e.namespacesErr = e.selectNamespaces()
+		e.selected = true
+	}
+	if e.namespacesErr != nil {
+		return nil, &policyv1.TemplateError{Reason: ReasonNamespaceSelectorError,
+			Message: fmt.Sprintf("Error filtering namespaces with provided namespaceSelector: %v", e.namespacesErr)}
+	}
+	if len(e.namespaces) == 0 {
+		space := ""
+		if name != "" {
+			space = " "
+		}
+		return nil, &policyv1.TemplateError{Reason: ReasonMissingNamespace, Message: fmt.Sprintf(
+			"namespaced object%s%s of kind %s has no namespace specified from the policy namespaceSelector nor the object metadata", space, name, kind)}
+	}
+	return e.namespaces, nil
+}
+
+// check compares the objects of one object template.
+type check struct {
+	e              *evaluator
+	t              *TemplateResult
+	tmpl           map[string]any
+	mapping        *meta.RESTMapping
+	gvk            schema.GroupVersionKind
+	apiVersion     string
+	mustNot        bool
+	mode, metaMode mode
+	recreate       policyv1.RecreateOption
+}
+
+// namespace checks the objects in one namespace ("" for cluster-scoped):
+// the named one, those the selector selects, or every object of the kind.
+func (c *check) namespace(ns, name string, selector labels.Selector) error {
+	ctx, r := c.e.ctx, c.e.r
+	if name != "" {
+		obj, err := r.Get(ctx, c.mapping, ns, name)
+		if err != nil {
+			return fmt.Errorf("failed to get %s %s: %w", c.mapping.Resource.Resource, name, err)
+		}
+		c.one(ns, name, obj, c.tmpl)
+		return nil
+	}
+	list := selector
+	if list == nil {
+		list = labels.Everything()
+	}
+	objs, err := r.List(ctx, c.mapping, ns, list)
+	if err != nil {
+		return fmt.Errorf("failed to list %s: %w", c.mapping.Resource.Resource, err)
+	}
+	sortByName(objs)
+	if selector == nil {
+		c.unnamed(ns, objs)
+		return nil
+	}
+	for _, obj := range objs {
+		tmpl := runtime.DeepCopyJSON(c.tmpl)
+		(&unstructured.Unstructured{Object: tmpl}).SetName(obj.GetName())
+		c.one(ns, obj.GetName(), obj, tmpl)
+	}
+	return nil
+}
+
+// one checks the object ns/name, which is nil when it does not exist.
+func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[string]any) {
+	o := c.result(ns, name, obj)
+	switch {
+	case c.mustNot && obj == nil:
+		o.Compliant, o.Reason = policyv1.Compliant, ReasonNotFoundAsExpected
+	case c.mustNot:
+		if len(compareObject(tmpl, obj.Object, c.mode, c.metaMode)) > 0 {
+			o.Compliant, o.Reason = policyv1.Compliant, ReasonFoundNotApplicable
+			break
+		}
+		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted
+		c.act(ActionDelete, obj, o)
+	case obj == nil:
+		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonNotFound
+		c.act(ActionCreate, c.desired(tmpl, ns, name), o)
+	default:
+		diffs := compareObject(tmpl, obj.Object, c.mode, c.metaMode)
+		if len(diffs) == 0 {
+			o.Compliant, o.Reason = policyv1.Compliant, ReasonFoundAsExpected
+			break
+		}
+		o.Compliant, o.Reason, o.Diffs = policyv1.NonCompliant, ReasonFoundNoMatch, diffs
+		o.statusDiffs = len(statusOnly(diffs)) > 0
+		merged := mergeObject(tmpl, obj.Object, c.mode, c.metaMode)
+		if patch := mergePatch(obj.Object, merged); len(patch) > 0 {
+			if a := c.act(ActionUpdate, &unstructured.Unstructured{Object: merged}, o); a != nil {
+				a.Patch, _ = json.Marshal(patch)
+				a.Recreate = c.recreate
+			}
+		}
+	}
+}
+
+// unnamed checks a template without a name against every object of its
+// kind in ns: musthave and mustonlyhave want one that matches, mustnothave
+// wants none.
+func (c *check) unnamed(ns string, objs []*unstructured.Unstructured) {
+	var matching []*unstructured.Unstructured
+	for _, obj := range objs {
+		if len(compareObject(c.tmpl, obj.Object, c.mode, c.metaMode)) == 0 {
+			matching = append(matching, obj)
+		}
+	}
+	if len(matching) == 0 {
+		o := c.result(ns, "", nil)
+		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonNotFound
+		if c.mustNot {
+			o.Compliant, o.Reason = policyv1.Compliant, ReasonNotFoundAsExpected
+		}
+		return
+	}
+	for _, obj := range matching {
+		o := c.result(ns, obj.GetName(), obj)
+		o.Compliant, o.Reason = policyv1.Compliant, ReasonFoundAsExpected
+		if c.mustNot {
+			o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted
+			c.act(ActionDelete, obj, o)
+		}
+	}
+}
+
+// result adds the result of object ns/name to the template.
+func (c *check) result(ns, name string, obj *unstructured.Unstructured) *ObjectResult {
+	o := &ObjectResult{ObjectResult: policyv1.ObjectResult{
+		ObjectTemplate: int32(c.t.Index),
+		Object: policyv1.ObjectResource{Kind: c.gvk.Kind, APIVersion: c.apiVersion,
+			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: ns}},
+	}}
+	if obj != nil {
+		o.UID = obj.GetUID()
+	}
+	c.t.Objects = append(c.t.Objects, o)
+	return o
+}
+
+// desired is the object that enforce creates for tmpl: the template
+// without status, named.
+func (c *check) desired(tmpl map[string]any, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(tmpl)}
+	delete(u.Object, "status")
+	u.SetName(name)
+	if namespaced(c.mapping) {
+		u.SetNamespace(ns)
+	}
+	return u
+}
+
+// act plans an action when enforcing.
+func (c *check) act(t ActionType, obj *unstructured.Unstructured, o *ObjectResult) *Action {
+	if !c.e.res.Enforce {
+		return nil
+	}
+	a := &Action{Type: t, Mapping: c.mapping, Object: obj, Template: c.t.Index, Ref: o.Object, result: o, tmpl: c.t}
+	c.e.res.Actions = append(c.e.res.Actions, a)
+	return a
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// HistoryLimit is how many messages status.details[].history keeps.
+const HistoryLimit = 10
+
+// PolicyTemplate is one entry of a Policy's policy-templates, decoded.
+type PolicyTemplate struct {
+	// Index is the entry's index in spec.policy-templates.
+	Index int
+	// Name, Kind and APIVersion identify the template object.
+	Name, Kind, APIVersion string
+	// ConfigurationPolicy is the template with the Policy's
+	// remediationAction applied; nil when Err is set.
+	ConfigurationPolicy *policyv1.ConfigurationPolicy
+	// Err says why the template cannot be evaluated: it is not a
+	// ConfigurationPolicy, or not a valid one.
+	Err error
+}
+
+// PolicyTemplates decodes the policy templates of p. The Policy's
+// remediationAction, when set, overrides each template's; a template
+// without one informs.
+func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
+	out := make([]PolicyTemplate, 0, len(p.Spec.PolicyTemplates))
+	seen := map[string]bool{}
+	for i, pt := range p.Spec.PolicyTemplates {
+		t := PolicyTemplate{Index: i}
+		var head struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(pt.ObjectDefinition.Raw, &head); err != nil {
+			t.Err = fmt.Errorf("the policy template at index %d is not a valid object: %w", i, err)
+			out = append(out, t)
+			continue
+		}
+		t.Name, t.Kind, t.APIVersion = head.Metadata.Name, head.Kind, head.APIVersion
+		switch {
+		case t.Kind != policyv1.ConfigurationPolicyKind || t.APIVersion != policyv1.GroupVersion.String():
+			t.Err = fmt.Errorf("policy templates of kind %s (%s) are not supported: Flotilla evaluates %s %s only",
+				t.Kind, t.APIVersion, policyv1.GroupVersion.String(), policyv1.ConfigurationPolicyKind)
+		case t.Name == "":
+			t.Err = fmt.Errorf("the policy template at index %d has no metadata.name", i)
+		case seen[t.Name]:
+			t.Err = fmt.Errorf("the policy template at index %d is named %s, as one before it: template names must be unique", i, t.Name)
+		default:
+			cp := &policyv1.ConfigurationPolicy{}
+			if err := json.Unmarshal(pt.ObjectDefinition.Raw, cp); err != nil {
+				t.Err = fmt.Errorf("the ConfigurationPolicy %s is not valid: %w", t.Name, err)
+				break
+			}
+			if p.Spec.RemediationAction != "" {
+				cp.Spec.RemediationAction = p.Spec.RemediationAction
+			}
+			if cp.Spec.RemediationAction == "" {
+				cp.Spec.RemediationAction = policyv1.Inform
+			}
+			t.ConfigurationPolicy = cp
+			seen[t.Name] = true
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// TemplateErrorMessage is the history message of a policy template that
+// cannot be evaluated, in OCM's form.
+func TemplateErrorMessage(err error) string {
+	return string(policyv1.NonCompliant) + "; template-error; " + err.Error()
+}
+
+// RecordHistory returns history with msg as its newest entry, unless it is
+// the newest already, keeping at most HistoryLimit entries; changed says
+// whether it added msg.
+func RecordHistory(history []policyv1.ComplianceHistory, msg string, now metav1.Time) (_ []policyv1.ComplianceHistory, changed bool) {
+	if len(history) > 0 && history[0].Message == msg {
+		return history, false
+	}
+	out := append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg}}, history...)
+	if len(out) > HistoryLimit {
+		out = out[:HistoryLimit]
+	}
+	return out, true
+}
+
+// Rollup is the compliance of a whole from its parts: NonCompliant when
+// any is, else Pending when any is, else Compliant; empty without parts.
+func Rollup(states ...policyv1.ComplianceState) policyv1.ComplianceState {
+	if len(states) == 0 {
+		return ""
+	}
+	out := policyv1.Compliant
+	for _, s := range states {
+		switch s {
+		case policyv1.NonCompliant:
+			return policyv1.NonCompliant
+		case policyv1.Pending:
+			out = policyv1.Pending
+		case policyv1.Compliant:
+		default:
+			out = policyv1.NonCompliant
+		}
+	}
+	return out
+}
+
+// PolicyResult is the outcome of evaluating a whole Policy offline.
+type PolicyResult struct {
+	// Policy is the evaluated policy.
+	Policy *policyv1.Policy
+	// Templates has one entry per policy template.
+	Templates []TemplateOutcome
+}
+
+// TemplateOutcome is the outcome of one policy template.
+type TemplateOutcome struct {
+	PolicyTemplate
+	// Result is the evaluation; nil when the template has an error.
+	Result *Result
+}
+
+// EvaluatePolicy evaluates each ConfigurationPolicy of p against r. It
+// performs no action: enforce templates report what they would do in
+// Result.Actions, and their violations as inform would.
+func EvaluatePolicy(ctx context.Context, p *policyv1.Policy, r Reader) *PolicyResult {
+	out := &PolicyResult{Policy: p}
+	for _, t := range PolicyTemplates(p) {
+		o := TemplateOutcome{PolicyTemplate: t}
+		if t.Err == nil {
+			o.Result = Evaluate(ctx, t.ConfigurationPolicy, r)
+		}
+		out.Templates = append(out.Templates, o)
+	}
+	return out
+}
+
+// State is the template's compliance.
+func (o TemplateOutcome) State() policyv1.ComplianceState {
+	if o.Result == nil {
+		return policyv1.NonCompliant
+	}
+	return o.Result.Compliance()
+}
+
+// Message is the template's history message.
+func (o TemplateOutcome) Message() string {
+	if o.Result == nil {
+		return TemplateErrorMessage(o.Err)
+	}
+	return o.Result.Message()
+}
+
+// Status is the status the agent would report on the replicated policy
+// after this evaluation, with one history entry per template.
+func (p *PolicyResult) Status(now metav1.Time) policyv1.PolicyStatus {
+	var st policyv1.PolicyStatus
+	var states []policyv1.ComplianceState
+	for _, t := range p.Templates {
+		d := policyv1.DetailsPerTemplate{TemplateMeta: metav1.ObjectMeta{Name: t.Name}, ComplianceState: t.State()}
+		d.History, _ = RecordHistory(nil, t.Message(), now)
+		if t.Result != nil {
+			d.Results = t.Result.Results(0)
+		} else {
+			d.Results = &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: t.Err.Error()}}}
+		}
+		st.Details = append(st.Details, d)
+		states = append(states, d.ComplianceState)
+	}
+	st.ComplianceState = Rollup(states...)
+	return st
+}
+
+// ErrNoPolicies says that input held no Policy or ConfigurationPolicy.
+var ErrNoPolicies = errors.New("no Policy or ConfigurationPolicy found")

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// Reasons of related objects and ObjectResults, in OCM's words.
+const (
+	// ReasonFoundAsExpected: a musthave or mustonlyhave object matches.
+	ReasonFoundAsExpected = "Resource found as expected"
+	// ReasonFoundNoMatch: a musthave or mustonlyhave object differs.
+	ReasonFoundNoMatch = "Resource found but does not match"
+	// ReasonNotFound: a musthave or mustonlyhave object is missing.
+	ReasonNotFound = "Resource not found but should exist"
+	// ReasonFoundNotWanted: a mustnothave object exists.
+	ReasonFoundNotWanted = "Resource found but should not exist"
+	// ReasonNotFoundAsExpected: a mustnothave object is missing.
+	ReasonNotFoundAsExpected = "Resource not found as expected"
+	// ReasonFoundNotApplicable: a mustnothave object exists but differs from
+	// the template, so it is not the one the template forbids.
+	ReasonFoundNotApplicable = "Resource found but will not be handled in mustnothave mode"
+	// ReasonCreated: enforce created the object.
+	ReasonCreated = "K8s creation success"
+	// ReasonUpdated: enforce updated the object.
+	ReasonUpdated = "K8s update success"
+	// ReasonDeleted: enforce deleted the object.
+	ReasonDeleted = "K8s deletion success"
+	// ReasonCreateError: enforce could not create the object.
+	ReasonCreateError = "K8s creation error"
+	// ReasonUpdateError: enforce could not update the object.
+	ReasonUpdateError = "K8s update error"
+	// ReasonDeleteError: enforce could not delete the object.
+	ReasonDeleteError = "K8s deletion error"
+	// ReasonTemplateError: a Go template in the object template does not resolve.
+	ReasonTemplateError = "Error processing template"
+	// ReasonDecodeError: the object template is not a valid object.
+	ReasonDecodeError = "K8s decode object definition error"
+	// ReasonMappingError: the cluster does not serve the template's kind.
+	ReasonMappingError = "K8s error"
+	// ReasonMissingNamespace: a namespaced template names no namespace and
+	// the namespaceSelector selects none.
+	ReasonMissingNamespace = "K8s missing namespace"
+	// ReasonNamespaceSelectorError: the namespaceSelector is invalid.
+	ReasonNamespaceSelectorError = "namespaceSelector error"
+	// ReasonObjectSelectorError: the objectSelector is invalid.
+	ReasonObjectSelectorError = "objectSelector error"
+)
+
+// Result is the outcome of evaluating one ConfigurationPolicy.
+type Result struct {
+	// Name is the ConfigurationPolicy's name.
+	Name string
+	// Enforce says whether Actions are meant to be performed.
+	Enforce bool
+	// Severity is the policy's severity, as given.
+	Severity policyv1.Severity
+	// Templates has one entry per object template, in order.
+	Templates []*TemplateResult
+	// Actions are what enforce does to comply, in template order. Empty
+	// for inform. Report each outcome with Done.
+	Actions []*Action
+	// Err, when set, says why no object template could be evaluated (for
+	// example object-templates-raw does not resolve); Templates is empty.
+	Err *policyv1.TemplateError
+}
+
+// TemplateResult is the outcome of one object template.
+type TemplateResult struct {
+	// Index is the object template's index.
+	Index int
+	// Resource is the plural resource name used in messages ("namespaces").
+	Resource string
+	// Compliant says whether the template is complied with.
+	Compliant bool
+	// Reason is the compliancyDetails reason, e.g. "K8s does not have a `must have` object".
+	Reason string
+	// Message is the compliancyDetails message, e.g. "namespaces [prod] not found".
+	Message string
+	// Objects are the objects the template matched or looked for.
+	Objects []*ObjectResult
+	// Err is set when the template could not be evaluated.
+	Err *policyv1.TemplateError
+	// Sensitive says whether diff values must be withheld (a Secret, or a
+	// template that read one); NoDiffs whether diffs are left out entirely
+	// (recordDiff None).
+	Sensitive, NoDiffs bool
+	// empty, when set, is the whole message of a template whose
+	// objectSelector selected nothing.
+	empty string
+}
+
+// ObjectResult is the outcome of one object template for one object: the
+// wire shape, and what the evaluation knows beyond it.
+type ObjectResult struct {
+	policyv1.ObjectResult `json:",inline"`
+	// UID is the object's UID when it exists (or was created).
+	UID types.UID `json:"-"`
+	// Created says whether enforce created the object in this evaluation.
+	Created bool `json:"-"`
+	// message is the clause of an outcome outside OCM's fixed wording
+	// (an enforce error).
+	message string
+	// statusDiffs says whether the object differs in status, which enforce
+	// cannot change.
+	statusDiffs bool
+}
+
+// ActionType is what an Action does.
+type ActionType string
+
+// Action types.
+const (
+	// ActionCreate creates Action.Object.
+	ActionCreate ActionType = "create"
+	// ActionUpdate patches the object with Action.Patch, which turns the
+	// object as read into Action.Object.
+	ActionUpdate ActionType = "update"
+	// ActionDelete deletes the object named by Action.Object, with its UID
+	// as precondition.
+	ActionDelete ActionType = "delete"
+)
+
+// Action is one change that enforce makes on the cluster.
+type Action struct {
+	// Type is create, update or delete.
+	Type ActionType `json:"action"`
+	// Mapping is the object's resource and scope.
+	Mapping *meta.RESTMapping `json:"-"`
+	// Object is the object to create, the updated object, or the object to delete.
+	Object *unstructured.Unstructured `json:"-"`
+	// Patch is, for an update, the JSON merge patch to send.
+	Patch []byte `json:"-"`
+	// Recreate is, for an update, the object template's recreateOption:
+	// Always deletes the object and creates Object instead of patching;
+	// IfRequired does so when the patch is refused as invalid (an
+	// immutable field).
+	Recreate policyv1.RecreateOption `json:"recreate,omitempty"`
+	// Template is the index of the object template that asks for it.
+	Template int `json:"objectTemplate"`
+	// Ref names the object.
+	Ref policyv1.ObjectResource `json:"object"`
+
+	result *ObjectResult
+	tmpl   *TemplateResult
+}
+
+// String says what the action does, e.g. "create Namespace prod".
+func (a *Action) String() string {
+	return fmt.Sprintf("%s %s %s", a.Type, a.Ref.Kind, refName(a.Ref))
+}
+
+// refName is namespace/name, or name for cluster-scoped objects.
+func refName(r policyv1.ObjectResource) string {
+	if r.Metadata.Namespace == "" {
+		return r.Metadata.Name
+	}
+	return r.Metadata.Namespace + "/" + r.Metadata.Name
+}
+
+// Compliance is the policy's compliance: NonCompliant when any template is.
+func (r *Result) Compliance() policyv1.ComplianceState {
+	if r.Err != nil {
+		return policyv1.NonCompliant
+	}
+	for _, t := range r.Templates {
+		if !t.Compliant {
+			return policyv1.NonCompliant
+		}
+	}
+	return policyv1.Compliant
+}
+
+// Message is the policy's compliance message in OCM's form: the compliance,
+// then one clause per object template, e.g.
+// "NonCompliant; violation - namespaces [prod] not found".
+func (r *Result) Message() string {
+	var b strings.Builder
+	b.WriteString(string(r.Compliance()))
+	if r.Err != nil {
+		b.WriteString("; violation - " + r.Err.Message)
+	}
+	for _, t := range r.Templates {
+		b.WriteString("; ")
+		b.WriteString(t.conditionType())
+		b.WriteString(" - ")
+		b.WriteString(t.Message)
+	}
+	return b.String()
+}
+
+// conditionType is violation or notification.
+func (t *TemplateResult) conditionType() string {
+	if t.Compliant {
+		return policyv1.ConditionNotification
+	}
+	return policyv1.ConditionViolation
+}
+
+// Done records the outcome of performing a: err is nil when it succeeded,
+// and obj is then the object the API server returned (nil for a delete).
+// The template's compliance and message follow.
+func (r *Result) Done(a *Action, obj *unstructured.Unstructured, err error) {
+	o := a.result
+	name := a.tmpl.Resource + " [" + a.Ref.Metadata.Name + "]"
+	in := ""
+	if ns := a.Ref.Metadata.Namespace; ns != "" {
+		in = " in namespace " + ns
+	}
+	switch {
+	case err != nil:
+		o.Compliant = policyv1.NonCompliant
+		switch a.Type {
+		case ActionCreate:
+			o.Reason, o.message = ReasonCreateError, fmt.Sprintf("%s not found%s and could not be created: %v", name, in, err)
+		case ActionUpdate:
+			o.Reason, o.message = ReasonUpdateError, fmt.Sprintf("%s found but not as specified%s and could not be updated: %v", name, in, err)
+		case ActionDelete:
+			o.Reason, o.message = ReasonDeleteError, fmt.Sprintf("%s found%s and could not be deleted: %v", name, in, err)
+		}
+	case a.Type == ActionUpdate && o.statusDiffs:
+		// The spec is fixed; the status, which only the object's own
+		// controller writes, still differs.
+		o.Diffs = statusOnly(o.Diffs)
+	default:
+		o.Compliant = policyv1.Compliant
+		o.Diffs = nil
+		switch a.Type {
+		case ActionCreate:
+			o.Reason, o.Created = ReasonCreated, true
+		case ActionUpdate:
+			o.Reason = ReasonUpdated
+		case ActionDelete:
+			o.Reason = ReasonDeleted
+		}
+		if obj != nil {
+			o.UID = obj.GetUID()
+		}
+	}
+	a.tmpl.summarize()
+}
+
+// statusOnly keeps the diffs under status.
+func statusOnly(diffs []policyv1.FieldDiff) []policyv1.FieldDiff {
+	var out []policyv1.FieldDiff
+	for _, d := range diffs {
+		if d.Path == "status" || strings.HasPrefix(d.Path, "status.") || strings.HasPrefix(d.Path, "status[") {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// typedTemplate matches a quoted template whose last function gives a
+// value of its own type: OCM drops the YAML quotes around it, so that
+// replicas: '{{ ... | toInt }}' becomes a number.
+var typedTemplate = regexp.MustCompile(`'(\{\{[^{}]*\|\s*(?:toInt|toBool|toLiteral)\s*\}\})'`)
+
+// errHubTemplate says that hub templates reached a managed cluster.
+var errHubTemplate = errors.New("hub templates ({{hub ... hub}}) are resolved on the hub before a policy reaches a managed cluster; this one was not")
+
+// resolve resolves the Go templates of an object definition, when it has
+// any: the JSON is turned into YAML, executed, and turned back, as OCM
+// does. sensitive reports whether the templates read a Secret.
+func (e *evaluator) resolve(raw []byte) (_ []byte, sensitive bool, _ error) {
+	if !bytes.Contains(raw, []byte("{{")) {
+		return raw, false, nil
+	}
+	y, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
+	}
+	out, sensitive, err := e.execute(string(y))
+	if err != nil {
+		return nil, sensitive, err
+	}
+	j, err := yaml.YAMLToJSON([]byte(out))
+	if err != nil {
+		return nil, sensitive, fmt.Errorf("the resolved template is not valid YAML: %w", err)
+	}
+	return j, sensitive, nil
+}
+
+// resolveRaw resolves object-templates-raw into object templates.
+func (e *evaluator) resolveRaw(raw string) ([]policyv1.ObjectTemplate, error) {
+	out, _, err := e.execute(raw)
+	if err != nil {
+		return nil, err
+	}
+	var templates []policyv1.ObjectTemplate
+	if err := yaml.Unmarshal([]byte(out), &templates); err != nil {
+		return nil, fmt.Errorf("object-templates-raw does not resolve to a YAML list of object templates: %w", err)
+	}
+	return templates, nil
+}
+
+// execute runs text as a Go template with the managed-cluster functions.
+func (e *evaluator) execute(text string) (string, bool, error) {
+	if strings.Contains(text, "{{hub") {
+		return "", false, errHubTemplate
+	}
+	f := &funcs{e: e}
+	tpl, err := template.New("tmpl").Funcs(f.funcMap()).Parse(typedTemplate.ReplaceAllString(text, "$1"))
+	if err != nil {
+		return "", false, fmt.Errorf("failed to parse the template: %w", err)
+	}
+	var b strings.Builder
+	if err := tpl.Execute(&b, nil); err != nil {
+		return "", f.sensitive, fmt.Errorf("failed to resolve the template: %w", err)
+	}
+	return b.String(), f.sensitive, nil
+}
+
+// funcs are the template functions of one resolution.
+type funcs struct {
+	e         *evaluator
+	sensitive bool
+}
+
+func (f *funcs) funcMap() template.FuncMap {
+	return template.FuncMap{
+		"lookup":           f.lookup,
+		"fromSecret":       f.fromSecret,
+		"fromConfigMap":    f.fromConfigMap,
+		"fromClusterClaim": f.fromClusterClaim,
+		"base64enc":        func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"base64dec":        base64dec,
+		"indent":           indent,
+		"toInt":            toInt,
+		"toBool":           toBool,
+		"toLiteral":        func(v any) any { return v },
+	}
+}
+
+// get reads one object of kind gvk; nil when it does not exist.
+func (f *funcs) get(gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	m, err := f.e.r.Mapping(gvk)
+	if err != nil {
+		return nil, err
+	}
+	return f.e.r.Get(f.e.ctx, m, ns, name)
+}
+
+// lookup returns the object apiVersion/kind ns/name (an empty map when it
+// does not exist), or with an empty name the list of such objects whose
+// labels match the selectors.
+func (f *funcs) lookup(apiVersion, kind, ns, name string, selectors ...string) (map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	gvk := gv.WithKind(kind)
+	if gvk.GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
+		f.sensitive = true
+	}
+	if name != "" {
+		obj, err := f.get(gvk, ns, name)
+		if err != nil || obj == nil {
+			return map[string]any{}, err
+		}
+		return runtime.DeepCopyJSON(obj.Object), nil
+	}
+	sel, err := labels.Parse(strings.Join(selectors, ","))
+	if err != nil {
+		return nil, fmt.Errorf("invalid label selector %q: %w", strings.Join(selectors, ","), err)
+	}
+	m, err := f.e.r.Mapping(gvk)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := f.e.r.List(f.e.ctx, m, ns, sel)
+	if err != nil {
+		return nil, err
+	}
+	sortByName(objs)
+	items := make([]any, len(objs))
+	for i, o := range objs {
+		items[i] = runtime.DeepCopyJSON(o.Object)
+	}
+	return map[string]any{"apiVersion": apiVersion, "kind": kind + "List", "items": items}, nil
+}
+
+// fromSecret returns the value of key in Secret ns/name, base64-encoded as
+// it is stored, so that it can go into another Secret's data.
+func (f *funcs) fromSecret(ns, name, key string) (string, error) {
+	f.sensitive = true
+	obj, err := f.get(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, ns, name)
+	if err != nil {
+		return "", err
+	}
+	if obj == nil {
+		return "", fmt.Errorf("failed to get the secret %s from %s: not found", name, ns)
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "data", key)
+	return v, nil
+}
+
+// fromConfigMap returns the value of key in ConfigMap ns/name.
+func (f *funcs) fromConfigMap(ns, name, key string) (string, error) {
+	obj, err := f.get(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, ns, name)
+	if err != nil {
+		return "", err
+	}
+	if obj == nil {
+		return "", fmt.Errorf("failed to get the configmap %s from %s: not found", name, ns)
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "data", key)
+	return v, nil
+}
+
+// fromClusterClaim returns the value of ClusterClaim name.
+func (f *funcs) fromClusterClaim(name string) (string, error) {
+	obj, err := f.get(clusterv1alpha1.SchemeGroupVersion.WithKind("ClusterClaim"), "", name)
+	if err != nil {
+		return "", err
+	}
+	if obj == nil {
+		return "", fmt.Errorf("failed to get the cluster claim %s: not found", name)
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "spec", "value")
+	return v, nil
+}
+
+func base64dec(s string) (string, error) {
+	data, err := base64.StdEncoding.DecodeString(s)
+	return string(data), err
+}
+
+// indent prefixes every line of s with n spaces.
+func indent(n int, s string) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+func toInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case float64:
+		return int(n), nil
+	case string:
+		return strconv.Atoi(strings.TrimSpace(n))
+	}
+	return 0, fmt.Errorf("cannot convert %v (%T) to an integer", v, v)
+}
+
+func toBool(v any) (bool, error) {
+	switch b := v.(type) {
+	case bool:
+		return b, nil
+	case string:
+		return strconv.ParseBool(strings.TrimSpace(b))
+	}
+	return false, fmt.Errorf("cannot convert %v (%T) to a boolean", v, v)
+}

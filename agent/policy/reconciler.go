@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/agent/policy/engine"
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// reconciler evaluates one hub session's replicated policies.
+type reconciler struct {
+	*Agent
+	// hub writes Policies' status; hubReader reads the hub itself, since
+	// the cache may not hold the agent's own last status write yet, and a
+	// status computed from a stale one would lose history.
+	hub       client.Client
+	hubReader client.Reader
+	recorder  events.EventRecorder
+	watches   *registry
+}
+
+// scope is one reconcile of one policy.
+type scope struct {
+	policy *policyv1.Policy
+	// details are the policy's status.details as this pass reports them.
+	details []policyv1.DetailsPerTemplate
+	// keep are the spoke ConfigurationPolicies the policy still has.
+	keep map[string]bool
+	// requeue is when to look at the policy again at the latest.
+	requeue time.Duration
+	// events are emitted once the status that they describe is written.
+	events []policyEvent
+	now    time.Time
+}
+
+// policyEvent is an event about the policy, for the hub.
+type policyEvent struct{ eventType, reason, note string }
+
+// requeueAfter makes the policy be looked at again within d.
+func (s *scope) requeueAfter(d time.Duration) {
+	if d > 0 && (s.requeue == 0 || d < s.requeue) {
+		s.requeue = d
+	}
+}
+
+// Reconcile evaluates one replicated policy on the spoke and reports its
+// compliance: get the policy (a policy that is gone, being deleted or
+// disabled has its templates removed and pruned) → one status patch at
+// the end, only when the status changed → phases: evaluate each template,
+// prune the templates the policy no longer has, report.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("policy", req.Name))
+	p := &policyv1.Policy{}
+	if err := r.hubReader.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.removePolicy(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+	if !p.DeletionTimestamp.IsZero() || p.Spec.Disabled {
+		return ctrl.Result{}, r.removePolicy(ctx, p.Name)
+	}
+
+	s := &scope{policy: p, keep: map[string]bool{}, now: time.Now()}
+	before := p.DeepCopy()
+	defer func() {
+		if perr := r.patchStatus(ctx, before, s.policy); perr != nil {
+			err = errors.Join(err, perr)
+			return
+		}
+		r.emit(s)
+	}()
+	// Every phase runs: a template that fails keeps its last status, and
+	// the others still report.
+	var errs []error
+	for _, phase := range []func(context.Context, *scope) error{r.evaluateTemplates, r.pruneTemplates, r.report} {
+		errs = append(errs, phase(ctx, s))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, nil
+}
+
+// evaluateTemplates evaluates every policy template. A template that
+// fails for a reason that may pass (the spoke is unreachable) keeps its
+// last reported status, and the policy is tried again.
+func (r *reconciler) evaluateTemplates(ctx context.Context, s *scope) error {
+	var errs []error
+	for _, t := range engine.PolicyTemplates(s.policy) {
+		d, err := r.template(ctx, s, t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("policy template %d (%s): %w", t.Index, t.Name, err))
+		}
+		s.details = append(s.details, d)
+	}
+	return errors.Join(errs...)
+}
+
+// pruneTemplates removes the spoke ConfigurationPolicies of templates the
+// policy no longer has.
+func (r *reconciler) pruneTemplates(ctx context.Context, s *scope) error {
+	cps, err := r.spokeTemplates(ctx, s.policy.Name)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range cps {
+		if !s.keep[cps[i].Name] {
+			errs = append(errs, r.removeTemplate(ctx, &cps[i]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// report sets the policy's status from its templates: their details, and
+// the compliance they roll up to.
+func (r *reconciler) report(_ context.Context, s *scope) error {
+	states := make([]policyv1.ComplianceState, 0, len(s.details))
+	for _, d := range s.details {
+		states = append(states, d.ComplianceState)
+	}
+	s.policy.Status.Details = s.details
+	s.policy.Status.ComplianceState = engine.Rollup(states...)
+	return nil
+}
+
+// patchStatus writes the status when it changed, and only then. The agent
+// is the only writer of a replicated policy's status.
+func (r *reconciler) patchStatus(ctx context.Context, before, p *policyv1.Policy) error {
+	if equality.Semantic.DeepEqual(before.Status, p.Status) {
+		return nil
+	}
+	if err := r.hub.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("update the status of Policy %s: %w", klog.KObj(p), err)
+	}
+	klog.FromContext(ctx).V(1).Info("Updated the policy status", "compliant", p.Status.ComplianceState)
+	return nil
+}
+
+// emit sends the pass's events, once their status is written.
+func (r *reconciler) emit(s *scope) {
+	for _, e := range s.events {
+		r.recorder.Eventf(s.policy, nil, e.eventType, e.reason, "Evaluate", "%s", e.note)
+	}
+}
+
+// record reports an evaluation of template d: its compliance, its
+// message in history (only when it changed, with an event) and its results.
+func (s *scope) record(d *policyv1.DetailsPerTemplate, namespace string, state policyv1.ComplianceState, msg string, results *policyv1.TemplateResults) {
+	d.ComplianceState = state
+	d.Results = results
+	var changed bool
+	if d.History, changed = engine.RecordHistory(d.History, msg, metaTime(s.now)); changed {
+		eventType := corev1.EventTypeNormal
+		if state != policyv1.Compliant {
+			eventType = corev1.EventTypeWarning
+		}
+		// OCM's reason names the template as "policy: <namespace>/<name>".
+		s.events = append(s.events, policyEvent{eventType: eventType, reason: "policy: " + namespace + "/" + d.TemplateMeta.Name, note: msg})
+	}
+}

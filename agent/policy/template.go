@@ -1,0 +1,124 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/flotilla-io/flotilla/agent/policy/engine"
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// template evaluates one policy template and returns its status.details
+// entry. The entry starts from the one last reported, so that history
+// carries on and a template that is not due keeps what it said.
+func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemplate) (policyv1.DetailsPerTemplate, error) {
+	d := previousDetail(s.policy, t)
+	d.TemplateMeta = metav1.ObjectMeta{Name: t.Name}
+	if t.Err != nil {
+		r.templateError(s, &d, t.Err)
+		return d, nil
+	}
+	s.keep[t.Name] = true
+	cp, err := r.ensureTemplate(ctx, s.policy, t.ConfigurationPolicy)
+	var invalid *invalidTemplateError
+	if errors.As(err, &invalid) {
+		r.templateError(s, &d, invalid)
+		return d, nil
+	}
+	if err != nil {
+		return d, err
+	}
+	u := user(s.policy.Name, cp.Name)
+
+	iv, err := intervalFor(cp.Spec.EvaluationInterval, cp.Status.ComplianceState)
+	if err != nil {
+		r.templateError(s, &d, err)
+		return d, nil
+	}
+	last, _ := time.Parse(time.RFC3339, cp.Status.LastEvaluated)
+	if due, wait := iv.due(s.now, last, cp.Status.LastEvaluatedGeneration, cp.Generation); !due {
+		s.requeueAfter(wait)
+		if d.ComplianceState == "" {
+			// The hub lost what was reported: say it again.
+			s.record(&d, r.cfg.Namespace, cp.Status.ComplianceState, statusMessage(cp), d.Results)
+		}
+		return d, nil
+	}
+
+	// A template evaluated on an interval reads the spoke directly; one
+	// driven by change reads through watches, which then tell of changes.
+	var reader engine.Reader = &engine.ClusterReader{Client: r.spoke.dynamic, Mapper: r.spoke.mapper}
+	var watched *watchReader
+	if iv.watch {
+		watched = r.watches.reader(r.spoke.mapper, u)
+		reader = watched
+	}
+	res := engine.Evaluate(ctx, cp, reader)
+	if res.Enforce {
+		if err := r.enforce(ctx, res); err != nil {
+			return d, err
+		}
+	}
+	next, err := intervalFor(cp.Spec.EvaluationInterval, res.Compliance())
+	switch {
+	case err != nil:
+	case next.watch && watched != nil:
+		r.watches.track(u, watched.used)
+	case next.watch:
+		// The new state is watched, and nothing watches yet: evaluate
+		// again at once, through watches.
+		r.watches.track(u, nil)
+		s.requeueAfter(time.Millisecond)
+	default:
+		r.watches.track(u, nil)
+		s.requeueAfter(next.every)
+	}
+	if err := r.writeTemplateStatus(ctx, cp, res, s.now); err != nil {
+		return d, err
+	}
+	klog.FromContext(ctx).V(2).Info("Evaluated the policy template", "template", cp.Name, "compliant", res.Compliance())
+	s.record(&d, r.cfg.Namespace, res.Compliance(), res.Message(), res.Results(0))
+	return d, nil
+}
+
+// templateError reports a policy template that cannot be evaluated.
+func (r *reconciler) templateError(s *scope, d *policyv1.DetailsPerTemplate, err error) {
+	results := &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: err.Error()}}}
+	s.record(d, r.cfg.Namespace, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
+}
+
+// previousDetail is the details entry last reported for t: the one of the
+// same name, or at the same index for a template without a name.
+func previousDetail(p *policyv1.Policy, t engine.PolicyTemplate) policyv1.DetailsPerTemplate {
+	for _, d := range p.Status.Details {
+		if t.Name != "" && d.TemplateMeta.Name == t.Name {
+			return *d.DeepCopy()
+		}
+	}
+	if t.Name == "" && t.Index < len(p.Status.Details) && p.Status.Details[t.Index].TemplateMeta.Name == "" {
+		return *p.Status.Details[t.Index].DeepCopy()
+	}
+	return policyv1.DetailsPerTemplate{}
+}
+
+// statusMessage is the compliance message of a ConfigurationPolicy's
+// status, as OCM forms it from compliancyDetails.
+func statusMessage(cp *policyv1.ConfigurationPolicy) string {
+	msg := string(cp.Status.ComplianceState)
+	for _, d := range cp.Status.CompliancyDetails {
+		msg += "; "
+		for i, c := range d.Conditions {
+			if i > 0 {
+				msg += ", "
+			}
+			msg += c.Type + " - " + c.Message
+		}
+	}
+	return msg
+}
+
+func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }

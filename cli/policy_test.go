@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// examplePolicy is the policy of the project brief, beside the repository.
+const examplePolicy = "../../shared/examples/policy-namespace.yaml"
+
+// clusterDir writes a directory of objects, standing for a cluster.
+func clusterDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// flotilla runs the command line and returns exit code and output.
+func flotilla(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestPolicyTestExample(t *testing.T) {
+	without := clusterDir(t, map[string]string{
+		"namespaces.yaml":   "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: staging}\n",
+		"apps/config.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: staging}\ndata: {a: b}\n",
+		"README.md":         "not objects: skipped",
+		"apps/ignored.yaml": "",
+	})
+	with := clusterDir(t, map[string]string{"prod.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod}\n"})
+
+	code, out, errOut := flotilla("policy", "test", examplePolicy, "--against", without)
+	if code != 1 {
+		t.Errorf("against a cluster without namespace prod: exit code %d, want 1 (stderr %q)", code, errOut)
+	}
+	for _, want := range []string{
+		"Policy policies/policy-namespace: NonCompliant\n",
+		"NonCompliant; violation - namespaces [prod] not found\n",
+		"- NonCompliant Namespace prod: Resource not found but should exist\n",
+		// The Policy's enforce overrides the template's inform.
+		"enforce would create Namespace prod (not done by policy test)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "not compliant against "+without+": policies/policy-namespace") {
+		t.Errorf("stderr: %q", errOut)
+	}
+
+	code, out, errOut = flotilla("policy", "test", examplePolicy, "--against", with)
+	if code != 0 {
+		t.Errorf("against a cluster with namespace prod: exit code %d, want 0 (stderr %q)", code, errOut)
+	}
+	if !strings.Contains(out, "Compliant; notification - namespaces [prod] found as specified\n") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+func TestPolicyTestJSON(t *testing.T) {
+	policy := clusterDir(t, map[string]string{"p.yaml": `
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: all, namespace: policies}
+spec: {}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: web-config}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: web, namespace: apps}, data: {mode: fast}}
+`})
+	against := clusterDir(t, map[string]string{"cm.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web", "namespace": "apps"}, "data": {"mode": "slow"}}`})
+	code, out, errOut := flotilla("policy", "test", filepath.Join(policy, "p.yaml"), "--against", filepath.Join(against, "cm.json"), "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit code %d (stderr %q)", code, errOut)
+	}
+	var report policyTestReport
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if report.Compliant != policyv1.NonCompliant || len(report.Policies) != 1 {
+		t.Fatalf("report: %+v", report)
+	}
+	d := report.Policies[0].Status.Details[0]
+	if d.TemplateMeta.Name != "web-config" || d.History[0].Message != "NonCompliant; violation - configmaps [web] found but not as specified in namespace apps" {
+		t.Errorf("details: %+v", d)
+	}
+	want := policyv1.FieldDiff{Path: "data.mode", Expected: `"fast"`, Actual: `"slow"`}
+	if objs := d.Results.Objects; len(objs) != 1 || len(objs[0].Diffs) != 1 || objs[0].Diffs[0] != want {
+		t.Errorf("results: %+v", d.Results)
+	}
+}
+
+func TestPolicyTestErrors(t *testing.T) {
+	dir := clusterDir(t, map[string]string{"none.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "bad.yaml": "kind: [\n"})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"policy", "test", examplePolicy}, "--against is required"},
+		{[]string{"policy", "test", "--against", dir}, "name one policy file"},
+		{[]string{"policy", "test", filepath.Join(dir, "none.yaml"), "--against", dir}, "no Policy or ConfigurationPolicy found"},
+		{[]string{"policy", "test", examplePolicy, "--against", filepath.Join(dir, "missing")}, "no such file or directory"},
+		{[]string{"policy", "test", examplePolicy, "--against", dir}, "bad.yaml"},
+		{[]string{"policy", "test", examplePolicy, "--against", dir, "-o", "wide"}, `--output "wide" is not supported`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errOut := flotilla(tc.args...)
+			if code != 1 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit code %d, stderr %q; want 1 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
