@@ -27,7 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/flotilla-io/flotilla/agent/policy"
 	"github.com/flotilla-io/flotilla/agent/registration"
+	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
@@ -76,6 +78,19 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	workAgent, err := work.New(work.Config{
+		ClusterName:         opts.ClusterName,
+		Spoke:               spokeConfig,
+		ResyncInterval:      opts.WorkResyncInterval,
+		EvictionGracePeriod: opts.AppliedManifestWorkEvictionGracePeriod,
+	})
+	if err != nil {
+		return err
+	}
+	policyAgent, err := policy.New(policy.Config{ClusterName: opts.ClusterName, Namespace: opts.Namespace, Spoke: spokeConfig})
+	if err != nil {
+		return err
+	}
 	reg := registration.New(registration.Config{
 		ClusterName:           opts.ClusterName,
 		AgentID:               opts.AgentID,
@@ -86,6 +101,7 @@ func Run(ctx context.Context, opts Options) error {
 		LeaseDurationSeconds:  opts.LeaseDurationSeconds,
 		CertificateExpiration: opts.CertificateExpiration,
 		RenewBefore:           opts.RenewBefore,
+		SessionFuncs:          []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent)},
 	})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return err
@@ -109,6 +125,44 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("agent of cluster %s: %w", opts.ClusterName, err)
 	}
 	return nil
+}
+
+// runWork runs the work agent for as long as each hub session lasts.
+func runWork(a *work.Agent) func(context.Context, registration.HubSession) {
+	return func(ctx context.Context, s registration.HubSession) {
+		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+		for ctx.Err() == nil {
+			err := a.Run(ctx, s.Config, s.AgentID)
+			if ctx.Err() != nil {
+				return
+			}
+			d := backoff.Step()
+			klog.FromContext(ctx).Info("The work agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
+}
+
+// runPolicy runs the policy agent for as long as each hub session lasts.
+func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
+	return func(ctx context.Context, s registration.HubSession) {
+		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+		for ctx.Err() == nil {
+			err := a.Run(ctx, s.Config)
+			if ctx.Err() != nil {
+				return
+			}
+			d := backoff.Step()
+			klog.FromContext(ctx).Info("The policy agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
 }
 
 // loadSpokeConfig returns the managed cluster's client configuration.

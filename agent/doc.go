@@ -9,6 +9,7 @@
 // as ClusterClaim where they are missing), starts one controller-runtime
 // manager on the spoke, whose cache holds only what the controllers watch
 // (Nodes stripped to their resources, ClusterClaims; never Secrets), and
-// runs registration beside it. On the hub the agent caches nothing beyond
-// its own cluster.
+// runs registration beside it. With each hub session registration starts
+// the work agent (package work), which applies the cluster's ManifestWorks.
+// On the hub the agent caches nothing beyond its own cluster's namespace.
 package agent

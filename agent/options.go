@@ -64,6 +64,14 @@ type Options struct {
 	// life is left. Since no signer issues certificates shorter than ten
 	// minutes, this is how tests see a rotation within seconds.
 	RenewBefore time.Duration
+	// WorkResyncInterval is how often each ManifestWork is checked against
+	// the managed cluster besides the events that ask for it; 0 means
+	// work.DefaultResyncInterval.
+	WorkResyncInterval time.Duration
+	// AppliedManifestWorkEvictionGracePeriod is how long the objects of a
+	// ManifestWork that is gone from a reachable hub are kept before they
+	// are removed; 0 means work.DefaultEvictionGracePeriod.
+	AppliedManifestWorkEvictionGracePeriod time.Duration
 	// MetricsAddr and HealthProbeAddr serve /metrics, /healthz and /readyz;
 	// "0" or empty turns them off.
 	MetricsAddr     string
@@ -103,6 +111,12 @@ func (o *Options) Validate() error {
 	}
 	if o.RenewBefore < 0 || (o.CertificateExpiration > 0 && o.RenewBefore >= o.CertificateExpiration) {
 		errs = append(errs, fmt.Errorf("renew-before %s must not be negative, and must be shorter than the certificate expiration %s", o.RenewBefore, o.CertificateExpiration))
+	}
+	if o.WorkResyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("work resync interval %s must not be negative", o.WorkResyncInterval))
+	}
+	if o.AppliedManifestWorkEvictionGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("eviction grace period %s must not be negative", o.AppliedManifestWorkEvictionGracePeriod))
 	}
 	return errors.Join(errs...)
 }

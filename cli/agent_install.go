@@ -66,7 +66,7 @@ func bootstrapSecret(kubeconfig []byte) *corev1.Secret {
 // cluster-admin, by a ClusterRoleBinding of its own that an administrator
 // may replace with a narrower role. Whoever may write ManifestWorks in the
 // cluster's hub namespace is, in effect, administrator of this cluster.
-func agentObjects(cluster, image string) []client.Object {
+func agentObjects(cluster, image string, leaseDurationSeconds int32) []client.Object {
 	ns := agent.DefaultNamespace
 	meta := func(name, namespace string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: agentLabels()}
@@ -111,11 +111,11 @@ func agentObjects(cluster, image string) []client.Object {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 			Subjects:   sa,
 		},
-		agentDeployment(cluster, image),
+		agentDeployment(cluster, image, leaseDurationSeconds),
 	}
 }
 
-func agentDeployment(cluster, image string) *appsv1.Deployment {
+func agentDeployment(cluster, image string, leaseDurationSeconds int32) *appsv1.Deployment {
 	selector := map[string]string{"app.kubernetes.io/name": agentName}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: agentName, Namespace: agent.DefaultNamespace, Labels: agentLabels()},
@@ -138,6 +138,7 @@ func agentDeployment(cluster, image string) *appsv1.Deployment {
 						Args: []string{
 							"--cluster-name=" + cluster,
 							"--namespace=" + agent.DefaultNamespace,
+							fmt.Sprintf("--lease-duration-seconds=%d", leaseDurationSeconds),
 							fmt.Sprintf("--health-probe-bind-address=:%d", agentHealthPort),
 						},
 						Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: agentHealthPort}},

@@ -15,6 +15,27 @@
 //     the hub's CA, writes the bootstrap kubeconfig Secret, and either runs the
 //     agent in the foreground (--run) or installs it as a Deployment; `unjoin`
 //     removes the agent again, leaving what it applied.
+//   - Work, on the hub: `create work` wraps manifests (or takes a
+//     ManifestWork's spec) into a ManifestWork in each named cluster's
+//     namespace, after checking the manifests as the hub's admission does
+//     and every cluster before writing anything; `get works` shows each
+//     work's conditions and, per manifest, its conditions, status feedback
+//     and drift corrections; `delete work` deletes one and can wait for the
+//     agent to remove what it applied.
+//   - Placement, on the hub: `create clusterset` makes a ManagedClusterSet;
+//     `clusterset set` labels clusters into it, `clusterset bind|unbind`
+//     creates or deletes its ManagedClusterSetBinding in a namespace;
+//     `get clustersets` shows each set's bound namespaces and members.
+//     `create placement` builds a Placement from flags (sets, label
+//     selectors, count, prioritizers) and can wait for its clusters; `get
+//     placements` shows the chosen clusters and the hub's message.
+//
+// `dev up`, `dev status` and `dev down` run a whole fleet on one machine for
+// development: flotilla-hub, flotilla-dev-cluster processes (simulated
+// clusters, package devcluster) and `flotilla join --run` agents, started
+// detached with their output in log files, then init, join and accept as
+// above. A state file in the dev directory records the processes (pid and
+// start time, so that a reused pid is never mistaken for one of them).
 //
 // Without --ca-file, join learns the hub's CA from cluster-info fetched
 // without credentials, and trusts it only when the ConfigMap carries a valid

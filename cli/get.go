@@ -13,19 +13,20 @@ import (
 func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get",
-		Short: "Show join tokens and managed clusters of the hub",
-		Long:  "Show what the hub holds: a join command with a valid token, or the managed clusters.",
+		Short: "Show join tokens, managed clusters and ManifestWorks of the hub",
+		Long:  "Show what the hub holds: a join command with a valid token, the managed clusters, or the ManifestWorks.",
 		Example: `  flotilla get token
-  flotilla get clusters -o wide`,
+  flotilla get clusters -o wide
+  flotilla get works --cluster cluster1`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return errors.New("name what to get: flotilla get clusters, or flotilla get token")
+				return errors.New("name what to get: flotilla get clusters, flotilla get works, or flotilla get token")
 			}
-			return fmt.Errorf("flotilla get does not know %q: it gets clusters or token", args[0])
+			return fmt.Errorf("flotilla get does not know %q: it gets clusters, works or token", args[0])
 		},
 	}
-	cmd.AddCommand(newGetTokenCommand(g), newGetClustersCommand(g))
+	cmd.AddCommand(newGetTokenCommand(g), newGetClustersCommand(g), newGetWorksCommand(g))
 	return cmd
 }
 

@@ -34,6 +34,8 @@ type joinOptions struct {
 	run          bool
 	image        string
 	timeout      time.Duration
+	// leaseDuration is spec.leaseDurationSeconds of the ManagedCluster the agent creates.
+	leaseDuration int32
 	// imageSet records whether --image was given.
 	imageSet bool
 }
@@ -99,6 +101,7 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
 	f.BoolVar(&o.run, "run", false, "run the agent in the foreground instead of installing it")
 	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
+	f.Int32Var(&o.leaseDuration, "lease-duration-seconds", 60, "how often the agent renews its lease on the hub (spec.leaseDurationSeconds of the ManagedCluster it creates); the hub marks the cluster unavailable after 5 times as long without renewal")
 	return cmd
 }
 
@@ -131,6 +134,9 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	}
 	if o.timeout <= 0 {
 		return tok, fmt.Errorf("--timeout %s must be positive", o.timeout)
+	}
+	if o.leaseDuration <= 0 {
+		return tok, fmt.Errorf("--lease-duration-seconds %d must be positive", o.leaseDuration)
 	}
 	return tok, nil
 }
@@ -172,7 +178,7 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 	if o.run {
 		return o.runAgent(ctx)
 	}
-	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image)...); err != nil {
+	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image, o.leaseDuration)...); err != nil {
 		return err
 	}
 	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
@@ -201,11 +207,12 @@ Accept the cluster by running on the hub:
 `, o.clusterName, o.clusterName)
 	ctrllog.SetLogger(klog.NewKlogr())
 	err = agent.Run(ctx, agent.Options{
-		ClusterName:     o.clusterName,
-		Namespace:       agent.DefaultNamespace,
-		SpokeKubeconfig: path,
-		MetricsAddr:     "0",
-		HealthProbeAddr: "0",
+		ClusterName:          o.clusterName,
+		Namespace:            agent.DefaultNamespace,
+		SpokeKubeconfig:      path,
+		LeaseDurationSeconds: o.leaseDuration,
+		MetricsAddr:          "0",
+		HealthProbeAddr:      "0",
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent

@@ -107,7 +107,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{newInitCommand(g), newAcceptCommand(g), newDenyCommand(g), newGetCommand(g)} {
+	for _, sub := range []*cobra.Command{newInitCommand(g), newAcceptCommand(g), newDenyCommand(g), withPlacementGets(g, newGetCommand(g)), withPlacementCreates(g, newCreateCommand(g)), newDeleteCommand(g), newClusterSetCommand(g)} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}
@@ -115,7 +115,8 @@ else ~/.kube/config, exactly as with kubectl.`,
 		sub.GroupID = groupCluster
 		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(newVersionCommand(g))
+	cmd.AddCommand(newDevCommand(g), newVersionCommand(g))
+	cmd.AddCommand(newPolicyCommand(g))
 	return cmd
 }
 

@@ -3,6 +3,8 @@ package hub
 import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/flotilla-io/flotilla/hub/clusterset"
+	"github.com/flotilla-io/flotilla/hub/placement"
 	"github.com/flotilla-io/flotilla/hub/registration"
 )
 
@@ -11,6 +13,7 @@ import (
 func setupControllers(mgr manager.Manager) error {
 	for _, setup := range []func(manager.Manager) error{
 		registration.Setup,
+		clusterset.Setup, placement.Setup,
 	} {
 		if err := setup(mgr); err != nil {
 			return err

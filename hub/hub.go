@@ -27,8 +27,10 @@ import (
 
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
@@ -48,6 +50,8 @@ type Options struct {
 	HealthProbeAddr string
 	// LeaderElect makes only one of several hub processes run controllers.
 	LeaderElect bool
+	// Webhook configures the admission webhook server for ManifestWorks.
+	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
 }
@@ -88,6 +92,9 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("load --kubeconfig %s: %w", opts.Kubeconfig, err)
 		}
 		info = Info{URL: cfg.Host, Config: cfg}
+		if !opts.Webhook.enabled() {
+			logger.Info("Not serving the ManifestWork admission webhook: give --webhook-cert-dir and --webhook-advertise-url to serve it from this process")
+		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
 		cp, err := controlplane.Start(ctx, opts.ControlPlane)
@@ -97,6 +104,9 @@ func Run(ctx context.Context, opts Options) error {
 		defer cp.Stop()
 		cfg, failed = cp.Config, cp.Failed()
 		info = Info{URL: cp.URL, AdminKubeconfig: cp.AdminKubeconfig, Config: cfg}
+		if opts.Webhook, err = EmbeddedWebhook(cp, opts.Webhook); err != nil {
+			return err
+		}
 	}
 
 	if err := Prepare(ctx, cfg, info.URL); err != nil {
@@ -119,9 +129,19 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // StartManager starts the hub controllers against cfg and returns once their
-// caches are in sync. The returned channel yields the manager's result when
-// ctx ends or the manager fails.
+// caches are in sync and, when opts.Webhook names a certificate, the
+// ManifestWork admission webhook is served and registered with the API
+// server. The returned channel yields the manager's result when ctx ends or
+// the manager fails.
 func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan error, error) {
+	if err := opts.Webhook.complete(); err != nil {
+		return nil, err
+	}
+	if opts.Webhook.enabled() {
+		if err := opts.Webhook.checkListen(); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := newManager(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -144,6 +164,13 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 		return nil, fmt.Errorf("hub manager: %w", err)
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	// Only the leader points the API server at itself: a standby taking
+	// over re-points it when the leader has stopped serving.
+	if opts.Webhook.enabled() {
+		if err := startWebhook(ctx, cfg, mgr, &opts.Webhook, done); err != nil {
+			return nil, err
+		}
 	}
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return nil, errors.New("hub manager caches did not sync")
@@ -177,11 +204,14 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
+	if err := clusterset.Install(ctx, client); err != nil {
+		return err
+	}
 	return registration.Install(ctx, client)
 }
 
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme: Scheme(),
 		// Tests run several hubs in one process, while controller names are
 		// checked for uniqueness per process (they label the metrics).
@@ -193,9 +223,19 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: Namespace,
 		// A hub handing over to another process releases its lease at once.
 		LeaderElectionReleaseOnCancel: true,
-	})
+	}
+	if opts.Webhook.enabled() {
+		mgrOpts.WebhookServer = opts.Webhook.server()
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("create hub manager: %w", err)
+	}
+	if opts.Webhook.enabled() {
+		work.SetupWebhook(mgr)
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

@@ -12,6 +12,11 @@
 // CSR authenticated with the current certificate) and swaps it into the live
 // connections without a restart.
 //
+// Other capabilities run per session: Config.SessionFuncs are started with
+// each session's hub configuration (whose certificate follows rotations)
+// and stopped when the session ends, so that they never hold a credential
+// the agent gave up. The work agent is one.
+//
 // Owns, on the spoke: Secret hub-kubeconfig-secret in the agent namespace.
 // On the hub: the cluster's ManagedCluster (created, then only its status),
 // its CSRs, and Lease managed-cluster-lease in the cluster namespace.

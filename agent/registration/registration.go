@@ -48,6 +48,11 @@ type Config struct {
 	// RenewBefore, when set, renews the certificate that long before it
 	// expires instead of when 20–25 % of its life is left.
 	RenewBefore time.Duration
+	// SessionFuncs are started with each hub session, each in a goroutine
+	// of its own; their context ends with the session (the credentials
+	// stopped being usable, or Run ends), and the next session starts them
+	// again. They retry their own failures: a session never ends for them.
+	SessionFuncs []func(ctx context.Context, s HubSession)
 }
 
 // Registration keeps a managed cluster registered with its hub. Run it, and

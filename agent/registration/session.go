@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -23,6 +24,17 @@ type session struct {
 	conn   *hubConnection
 	client client.Client
 	kube   kubernetes.Interface
+}
+
+// HubSession is what a function of Config.SessionFuncs gets: the agent's
+// connection to the hub while one credential holds.
+type HubSession struct {
+	// Config reaches the hub as the agent; its Host is the hub's API URL.
+	// Clients built from it follow certificate rotations, since the
+	// connection presents the newest certificate at every handshake.
+	Config *rest.Config
+	// ClusterName and AgentID name the agent.
+	ClusterName, AgentID string
 }
 
 // hubErr says err in an operator's terms.
@@ -59,6 +71,10 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 	var wg sync.WaitGroup
 	for _, loop := range []func(context.Context, *session) error{r.renewLease, r.rotate} {
 		wg.Go(func() { cancel(loop(ctx, s)) })
+	}
+	hs := HubSession{Config: rest.CopyConfig(conn.config), ClusterName: creds.ClusterName, AgentID: creds.AgentID}
+	for _, f := range r.cfg.SessionFuncs {
+		wg.Go(func() { f(ctx, hs) })
 	}
 	wg.Wait()
 	return context.Cause(ctx)

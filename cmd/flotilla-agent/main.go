@@ -1,6 +1,6 @@
 // Command flotilla-agent runs the Flotilla agent of one managed cluster: it
-// registers the cluster with a hub (OCM's registration protocol) and keeps
-// it registered.
+// registers the cluster with a hub (OCM's registration protocol), keeps it
+// registered, and applies the hub's ManifestWorks.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/agent/work"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -47,6 +48,12 @@ Joining is a double opt-in, the same as Open Cluster Management's:
     ManagedCluster's status, and renews its certificate when 20-25 % of its
     life is left. A restarted agent reuses the stored certificate; it joins
     again only when the certificate expired or the hub's CA changed.
+ 4. While it holds hub credentials, the agent applies the ManifestWorks in
+    the hub namespace NAME on this cluster, puts back objects changed here
+    (counting each correction in the work's status), and reports their
+    status. Objects of a ManifestWork gone from the hub are removed after
+    --appliedmanifestwork-eviction-grace-period; an unreachable hub removes
+    nothing.
 
 Mistakes that can never work (an invalid cluster name, say) stop the agent at
 once. Everything else (a wrong or expired token, a wrong CA, an unreachable
@@ -90,6 +97,8 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.Int32Var(&opts.LeaseDurationSeconds, "lease-duration-seconds", 60, "spec.leaseDurationSeconds of a ManagedCluster the agent creates; the hub's value rules afterwards")
 	f.DurationVar(&opts.CertificateExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration, "lifetime asked for the hub client certificate (at least 10m)")
 	f.DurationVar(&opts.RenewBefore, "renew-before", 0, "renew the certificate this long before it expires, instead of when 20-25 % of its life is left (for tests)")
+	f.DurationVar(&opts.WorkResyncInterval, "work-resync-interval", work.DefaultResyncInterval, "how often each ManifestWork is checked against the managed cluster besides the events that ask for it (jittered by up to 10 %)")
+	f.DurationVar(&opts.AppliedManifestWorkEvictionGracePeriod, "appliedmanifestwork-eviction-grace-period", work.DefaultEvictionGracePeriod, "how long the objects of a ManifestWork that is gone from a reachable hub are kept before they are removed")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9446", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9447", "address of /healthz and /readyz (0 disables them)")
 	_ = cmd.MarkFlagRequired("cluster-name")

@@ -43,7 +43,14 @@ On first start it creates a CA, service-account keys and an admin client
 certificate, and writes <data-dir>/admin.kubeconfig. Later starts reuse them.
 
 With --kubeconfig it runs only the hub controllers, against an existing
-cluster (for a highly available API server and etcd).`,
+cluster (for a highly available API server and etcd).
+
+The hub also serves the admission webhook that refuses ManifestWorks over
+500 KiB or with incomplete manifests, on --webhook-port, and registers it
+with the API server (ValidatingWebhookConfiguration
+manifestworkvalidators.admission.work.open-cluster-management.io) once it
+answers. The embedded control plane issues its certificate; with
+--kubeconfig, give --webhook-cert-dir and --webhook-advertise-url to serve it.`,
 		Example: `  # Start a hub that keeps its state in /tmp/h, then talk to it:
   flotilla-hub --data-dir /tmp/h
   kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
@@ -52,7 +59,11 @@ cluster (for a highly available API server and etcd).`,
   flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10
 
   # Run the hub controllers against an existing cluster:
-  flotilla-hub --kubeconfig ~/.kube/config`,
+  flotilla-hub --kubeconfig ~/.kube/config
+
+  # ... and serve the ManifestWork admission webhook to its API server:
+  flotilla-hub --kubeconfig ~/.kube/config --webhook-bind-address 0.0.0.0 \
+    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -62,6 +73,10 @@ cluster (for a highly available API server and etcd).`,
 				return err
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
+			if opts.Kubeconfig != "" && !cmd.Flags().Changed("webhook-port") {
+				// --webhook-advertise-url must name a port known beforehand.
+				opts.Webhook.Port = hub.DefaultWebhookPort
+			}
 			ctrl.SetLogger(klog.NewKlogr())
 			ctx := ctrl.SetupSignalHandler()
 			opts.Ready = func(info hub.Info) {
@@ -83,6 +98,10 @@ cluster (for a highly available API server and etcd).`,
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
+	f.StringVar(&opts.Webhook.BindAddress, "webhook-bind-address", "127.0.0.1", "address the ManifestWork admission webhook server listens on")
+	f.IntVar(&opts.Webhook.Port, "webhook-port", 0, fmt.Sprintf("port of the ManifestWork admission webhook server (default: a free one, which the hub registers with its embedded API server; %d with --kubeconfig)", hub.DefaultWebhookPort))
+	f.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", "", "directory with the webhook server's tls.crt, tls.key and the ca.crt that signed them (default: issued from the hub's CA under --data-dir; required with --kubeconfig to serve the webhook)")
+	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -95,6 +114,9 @@ cluster (for a highly available API server and etcd).`,
 func validate(cmd *cobra.Command, opts hub.Options) error {
 	if opts.Kubeconfig == "" {
 		return nil
+	}
+	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "") {
+		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url go together with --kubeconfig: the API server of that cluster must reach this process at the URL and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
 	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "etcd-servers"} {
 		if cmd.Flags().Changed(name) {

@@ -54,11 +54,16 @@ type ControlPlane struct {
 	// Config is a client configuration with cluster-admin rights.
 	Config *rest.Config
 
+	pki     *pki
 	cancel  context.CancelFunc
 	etcd    *embed.Etcd
 	lock    *os.File
 	failed  chan error
 	stopped chan struct{}
+	// apiDone closes when the API server has stopped; watching says whether
+	// watch runs (from the end of Start), which closes stopped.
+	apiDone  <-chan error
+	watching bool
 }
 
 // Start brings up a control plane and returns once it serves requests and
@@ -91,6 +96,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		CAData:          p.caPEM,
 		CAKeyFile:       p.path(caKeyFile),
 		AdminKubeconfig: filepath.Join(opts.DataDir, "admin.kubeconfig"),
+		pki:             p,
 		cancel:          cancel,
 		lock:            lock,
 		failed:          make(chan error, 2),
@@ -118,6 +124,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	cp.apiDone = apiDone
 	cp.Config = &rest.Config{
 		Host:            cp.URL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM, CertFile: p.path(adminCertFile), KeyFile: p.path(adminKeyFile)},
@@ -152,8 +159,25 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
+	cp.watching = true
 	go cp.watch(apiDone, kcmDone)
 	return cp, nil
+}
+
+// EnsureServingCert makes sure that <pki>/<name>/tls.crt and tls.key hold a
+// serving certificate for hosts and ips signed by the control plane's CA
+// (CAData), which its API server therefore trusts when it calls a webhook
+// server presenting it. A certificate that is still good is kept. It returns
+// the directory.
+func (c *ControlPlane) EnsureServingCert(name string, hosts []string, ips []net.IP) (string, error) {
+	dir := c.pki.path(name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create the certificate directory %s: %w", dir, err)
+	}
+	if err := c.pki.ensureServingPair(dir, "tls.crt", "tls.key", "flotilla-"+name, hosts, ips); err != nil {
+		return "", fmt.Errorf("issue the %s serving certificate: %w", name, err)
+	}
+	return dir, nil
 }
 
 // Failed reports an error when a component stops on its own while running.
@@ -184,8 +208,14 @@ func (c *ControlPlane) watch(apiDone, kcmDone <-chan error) {
 // etcd, so that nothing writes to etcd while it closes.
 func (c *ControlPlane) Stop() {
 	c.cancel()
+	// A Start that failed half-way never started watch: wait for the API
+	// server alone, if it was started.
+	var stopped <-chan struct{} = c.stopped
+	if !c.watching {
+		stopped = drained(c.apiDone)
+	}
 	select {
-	case <-c.stopped:
+	case <-stopped:
 	case <-time.After(30 * time.Second):
 		// The API server drains in-flight requests; a client holding a watch
 		// open must not keep etcd from closing cleanly.
@@ -196,6 +226,20 @@ func (c *ControlPlane) Stop() {
 	if c.lock != nil {
 		c.lock.Close()
 	}
+}
+
+// drained returns a channel closed once ch is closed; a nil ch counts as closed.
+func drained(ch <-chan error) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if ch == nil {
+			return
+		}
+		for range ch {
+		}
+	}()
+	return done
 }
 
 func (o *Options) complete() error {

@@ -154,9 +154,17 @@ func loadCA(dir string) (*pki, error) {
 // missing, near expiry, or does not cover every name it must answer to (the
 // advertise address may change between starts).
 func (p *pki) ensureServing(hosts []string, ips []net.IP) error {
-	certPath := filepath.Join(p.dir, servingCertFile)
+	return p.ensureServingPair(p.dir, servingCertFile, servingKeyFile, "flotilla-apiserver", hosts, ips)
+}
+
+// ensureServingPair issues a serving certificate signed by the CA into
+// dir/certFile and dir/keyFile, unless the one there is still good: not near
+// expiry, covering hosts and ips, and signed by this CA.
+func (p *pki) ensureServingPair(dir, certFile, keyFile, cn string, hosts []string, ips []net.IP) error {
+	certPath := filepath.Join(dir, certFile)
 	if data, err := os.ReadFile(certPath); err == nil {
-		if certs, err := certutil.ParseCertsPEM(data); err == nil && len(certs) > 0 && covers(certs[0], hosts, ips) && time.Until(certs[0].NotAfter) > renewBefore {
+		if certs, err := certutil.ParseCertsPEM(data); err == nil && len(certs) > 0 && covers(certs[0], hosts, ips) &&
+			time.Until(certs[0].NotAfter) > renewBefore && certs[0].CheckSignatureFrom(p.caCert) == nil {
 			return nil
 		}
 	}
@@ -165,7 +173,7 @@ func (p *pki) ensureServing(hosts []string, ips []net.IP) error {
 		return err
 	}
 	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "flotilla-apiserver"},
+		Subject:     pkix.Name{CommonName: cn},
 		DNSNames:    hosts,
 		IPAddresses: ips,
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
@@ -175,7 +183,7 @@ func (p *pki) ensureServing(hosts []string, ips []net.IP) error {
 	if err != nil {
 		return err
 	}
-	return writePair(p.dir, servingCertFile, servingKeyFile, cert, key)
+	return writePair(dir, certFile, keyFile, cert, key)
 }
 
 func covers(cert *x509.Certificate, hosts []string, ips []net.IP) bool {

@@ -34,7 +34,8 @@ func sharedClusterRoles() []*rbacv1.ClusterRole {
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: WorkClusterRole},
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				// delete: the agent deletes a work whose ttlSecondsAfterFinished ran out.
+				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"}, Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}},
 				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks/status"}, Verbs: []string{"update", "patch"}},
 			},
 		},

@@ -77,6 +77,17 @@ var _ = Describe("flotilla-hub", func() {
 			return []string{"--data-dir", filepath.Join(file, "hub")}
 		}, "cannot create data directory"),
 		Entry("a stray argument", func() []string { return []string{"serve"} }, "unknown command"),
+		Entry("a webhook certificate without the URL to reach it", func() []string {
+			return []string{"--kubeconfig", "/dev/null", "--webhook-cert-dir", GinkgoT().TempDir()}
+		}, "--webhook-cert-dir and --webhook-advertise-url go together"),
+		Entry("a webhook port in use", func() []string {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(l.Close)
+			port, err := framework.FreePort()
+			Expect(err).NotTo(HaveOccurred())
+			return []string{"--data-dir", GinkgoT().TempDir(), "--secure-port", strconv.Itoa(port), "--webhook-port", strconv.Itoa(l.Addr().(*net.TCPAddr).Port)}
+		}, "choose another --webhook-port"),
 	)
 })
 

@@ -3,7 +3,9 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strconv"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -55,7 +57,12 @@ func Start(ctx context.Context, role Role) (*ControlPlane, error) {
 // StartIn starts a control plane on an existing data directory, as a
 // restart does.
 func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir})
+	return startIn(ctx, role, dir, 0)
+}
+
+// startIn starts a control plane on dir, serving on port (0: a free one).
+func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlane, error) {
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, SecurePort: port})
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +72,14 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 			cp.Stop()
 			return nil, fmt.Errorf("prepare hub: %w", err)
 		}
+		// Each hub serves its ManifestWork admission webhook on a port of its own.
+		webhook, err := hub.EmbeddedWebhook(cp, hub.WebhookOptions{})
+		if err != nil {
+			cp.Stop()
+			return nil, fmt.Errorf("prepare the hub's webhook server: %w", err)
+		}
 		mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0"})
+		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0", Webhook: webhook})
 		if err != nil {
 			cancel()
 			cp.Stop()
@@ -86,11 +99,31 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 }
 
 // Restart stops the control plane and starts it again on the same data
-// directory.
+// directory and port, so that its clients (agents) find it again.
 func (c *ControlPlane) Restart(ctx context.Context) (*ControlPlane, error) {
+	c.Halt()
+	return c.Resume(ctx)
+}
+
+// Halt stops the control plane as an outage does: its data directory and
+// port stay for Resume. Stop a halted control plane only after Resume.
+func (c *ControlPlane) Halt() {
 	c.stopManager()
 	c.ControlPlane.Stop()
-	return StartIn(ctx, c.role, c.Dir)
+}
+
+// Resume starts a halted control plane again on the same data directory
+// and port, and returns it.
+func (c *ControlPlane) Resume(ctx context.Context) (*ControlPlane, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("the control plane's URL %s has no port: %w", c.URL, err)
+	}
+	return startIn(ctx, c.role, c.Dir, port)
 }
 
 // Stop stops the control plane and removes its data directory.

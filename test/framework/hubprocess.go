@@ -31,6 +31,12 @@ func StartHubProcess(ctx context.Context, binDir, dataDir string, timeout time.D
 	if err != nil {
 		return nil, err
 	}
+	return StartHubProcessOnPort(ctx, binDir, dataDir, port, timeout, extraArgs...)
+}
+
+// StartHubProcessOnPort is StartHubProcess on a given --secure-port, as a
+// restart that agents must find again needs.
+func StartHubProcessOnPort(ctx context.Context, binDir, dataDir string, port int, timeout time.Duration, extraArgs ...string) (*HubProcess, error) {
 	args := append([]string{
 		"--data-dir", dataDir,
 		"--secure-port", strconv.Itoa(port),

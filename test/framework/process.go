@@ -102,6 +102,16 @@ func (p *Process) Stop(timeout time.Duration) (int, error) {
 	return code, err
 }
 
+// Kill ends the process (and its process group) with SIGKILL, as a crash
+// would, and waits until it is gone.
+func (p *Process) Kill() {
+	if p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+	<-p.done
+}
+
 // RSS returns the process's resident set size in bytes.
 func (p *Process) RSS() (int64, error) {
 	return RSSOf(p.Pid())
