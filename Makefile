@@ -61,12 +61,11 @@ test-e2e: build ## End-to-end tests: the real binaries as separate processes.
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN)
 
-demo: build ## Start a hub in .demo/ and show how to use it.
+demo: build ## Start a hub and 2 simulated clusters in .demo/, run a workload on both, show it.
 	hack/demo.sh
 
-demo-down: ## Stop the demo and remove .demo/.
-	@if [ -f .demo/hub.pid ]; then kill $$(cat .demo/hub.pid) 2>/dev/null || true; \
-	  while kill -0 $$(cat .demo/hub.pid) 2>/dev/null; do sleep 0.2; done; fi
+demo-down: ## Stop the demo (flotilla dev down) and remove .demo/.
+	@if [ -d .demo ]; then $(BIN)/flotilla dev down --dir .demo; fi
 	rm -rf .demo
 
 clean: ## Remove built binaries.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/retry"
@@ -41,6 +43,8 @@ type createWorkOptions struct {
 	file      string
 	clusters  []string
 	overwrite bool
+	wait      bool
+	timeout   time.Duration
 }
 
 func newCreateWorkCommand(g *globalOptions) *cobra.Command {
@@ -62,12 +66,17 @@ The manifests are checked first, as the hub checks them: each needs
 apiVersion, kind and metadata.name, and together they may hold at most
 500 KiB of JSON. Every cluster must exist and be accepted. An existing
 ManifestWork of that name is left alone, and nothing is created, unless
---overwrite replaces its spec.`,
+--overwrite replaces its spec.
+
+With --wait it then waits until the agent of every cluster reports the
+work Applied and Available, printing a line whenever a cluster's state
+changes; after --timeout it fails, naming what each cluster still lacks.`,
 		Example: `  # Run the objects of app.yaml on two clusters.
   flotilla create work app -f app.yaml --clusters cluster1,cluster2
 
-  # Use a ManifestWork's spec (update strategies, feedback rules...) as is.
-  flotilla create work hello -f manifestwork-hello.yaml --clusters cluster1
+  # Use a ManifestWork's spec (update strategies, feedback rules...) as is,
+  # and wait until both agents report it applied and available.
+  flotilla create work hello -f manifestwork-hello.yaml --clusters cluster1,cluster2 --wait
 
   # Replace the manifests of an existing work, from standard input.
   kubectl create configmap settings --from-literal=mode=fast --dry-run=client -o yaml |
@@ -87,6 +96,9 @@ ManifestWork of that name is left alone, and nothing is created, unless
 			if err := validateClusterList(o.clusters); err != nil {
 				return err
 			}
+			if o.timeout <= 0 {
+				return fmt.Errorf("--timeout %s must be positive", o.timeout)
+			}
 			src, err := readWorkSource(o.file, o.streams.In)
 			if err != nil {
 				return err
@@ -98,6 +110,8 @@ ManifestWork of that name is left alone, and nothing is created, unless
 	f.StringVarP(&o.file, "filename", "f", "", "file of Kubernetes manifests, or of one ManifestWork; - reads standard input")
 	f.StringSliceVar(&o.clusters, "clusters", nil, "names of the clusters to deliver the work to, comma separated")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace the spec of a ManifestWork of that name where one exists")
+	f.BoolVar(&o.wait, "wait", false, "wait until every cluster's agent reports the work Applied and Available")
+	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
 	return cmd
@@ -126,6 +140,9 @@ func (o *createWorkOptions) run(ctx context.Context, name string, src *workSourc
 			return err
 		}
 		fmt.Fprintf(o.streams.Out, "ManifestWork %s %s in cluster %s (%s)\n", name, verb, cluster, plural(len(src.spec.Workload.Manifests), "manifest"))
+	}
+	if o.wait {
+		return o.waitReady(ctx, c, name)
 	}
 	if len(o.clusters) == 1 {
 		o.notef("Follow it with: flotilla get works --cluster %s %s", o.clusters[0], name)
@@ -211,4 +228,92 @@ func replaceWork(ctx context.Context, c *clients, current *workv1.ManifestWork, 
 		return c.ctrl.Update(ctx, mw)
 	})
 	return explain(err, c.where, "replace ManifestWork "+key.String())
+}
+
+// workMissing is what a work still lacks to be applied and available on
+// its cluster, in the order the agent gets there; nil when nothing.
+// generation is the spec the status must be about: a condition observed
+// for an older spec does not count.
+func workMissing(mw *workv1.ManifestWork, generation int64) []string {
+	if mw == nil {
+		return []string{"the ManifestWork is gone from the hub (was it deleted?)"}
+	}
+	conds := mw.Status.Conditions
+	var m []string
+	for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+		c := meta.FindStatusCondition(conds, t)
+		switch {
+		case c == nil || c.ObservedGeneration < generation && c.ObservedGeneration != 0:
+			if t == workv1.WorkApplied {
+				m = append(m, "its agent has not reported it Applied yet (does the agent run? see its log)")
+			} else {
+				m = append(m, "its agent has not reported it Available yet")
+			}
+		case c.Status != metav1.ConditionTrue:
+			msg := fmt.Sprintf("%s is %s", t, c.Status)
+			if c.Reason != "" {
+				msg += " (" + c.Reason + ")"
+			}
+			if c.Message != "" {
+				msg += ": " + c.Message
+			}
+			m = append(m, msg)
+		}
+	}
+	return m
+}
+
+// waitReady waits until every cluster reports the work Applied and
+// Available, reporting each cluster's state as it changes.
+func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name string) error {
+	deadline := time.Now().Add(o.timeout)
+	prog := map[string]*progress{}
+	missing := map[string][]string{}
+	generation := map[string]int64{}
+	for _, cluster := range o.clusters {
+		prog[cluster] = newProgress(o.streams.ErrOut)
+	}
+	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
+		done := true
+		for _, cluster := range o.clusters {
+			if m, ok := missing[cluster]; ok && len(m) == 0 {
+				continue
+			}
+			mw := &workv1.ManifestWork{}
+			err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, mw)
+			switch {
+			case apierrors.IsNotFound(err):
+				mw = nil
+			case err != nil:
+				return false, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
+			default:
+				if _, ok := generation[cluster]; !ok {
+					generation[cluster] = mw.Generation
+				}
+			}
+			m := workMissing(mw, generation[cluster])
+			missing[cluster] = m
+			if len(m) == 0 {
+				prog[cluster].report("ManifestWork %s is applied and available in cluster %s.", name, cluster)
+				continue
+			}
+			done = false
+			prog[cluster].report("Waiting for ManifestWork %s in cluster %s: %s", name, cluster, m[0])
+		}
+		return done, nil
+	})
+	if errors.Is(err, errTimedOut) {
+		var lacks []string
+		for _, cluster := range o.clusters {
+			if m := missing[cluster]; len(m) > 0 {
+				lacks = append(lacks, fmt.Sprintf("cluster %s: %s", cluster, strings.Join(m, "; ")))
+			}
+		}
+		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWork %s:\n  %s\nSee its status with: flotilla get works %s -o wide", o.timeout, name, strings.Join(lacks, "\n  "), name)
+	}
+	if err != nil {
+		return err
+	}
+	o.notef("Show it with: flotilla get works %s", name)
+	return nil
 }

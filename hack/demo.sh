@@ -1,47 +1,106 @@
 #!/usr/bin/env bash
-# make demo: start a Flotilla hub in .demo/, show that it serves the OCM APIs
-# and accepts the brief's ManifestWork, and say how to explore and stop it.
+# make demo: start a sandbox fleet in .demo/ (a Flotilla hub and two
+# simulated clusters, each with its agent), deliver the example ManifestWork
+# to both clusters, wait until both run it, and print what the hub knows.
+# The sandbox keeps running; `make demo-down` stops it and removes .demo/.
+# README.md's "Quick start" walks through the same steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/bin}
 DEMO=${DEMO_DIR:-$PWD/.demo}
-PORT=${DEMO_PORT:-6443}
 EXAMPLES=${EXAMPLES:-$PWD/../shared/examples}
+CLUSTERS=cluster1,cluster2
+WORK=awesome-workload
+start=$(date +%s.%N)
 
-if [[ -f $DEMO/hub.pid ]] && kill -0 "$(cat "$DEMO/hub.pid")" 2>/dev/null; then
-  echo "A demo hub is already running (pid $(cat "$DEMO/hub.pid")); stop it with: make demo-down" >&2
+flotilla() { "$BIN/flotilla" "$@"; }
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$plain"; }
+# fail stops the demo, saying what failed and showing the end of the logs.
+fail() {
+  echo >&2
+  echo "make demo failed: $*" >&2
+  for log in "$DEMO"/*.log; do
+    [[ -f $log ]] || continue
+    echo "--- last lines of $log:" >&2
+    tail -n 8 "$log" >&2
+  done
+  echo >&2
+  echo "The sandbox is left as it is for a look; remove it with: make demo-down" >&2
   exit 1
-fi
-mkdir -p "$DEMO"
-echo "==> Starting flotilla-hub (data in $DEMO/hub, log in $DEMO/hub.log)"
-"$BIN/flotilla-hub" --data-dir "$DEMO/hub" --secure-port "$PORT" \
-  --metrics-bind-address 0 --health-probe-bind-address 0 >"$DEMO/hub.log" 2>&1 &
-echo $! >"$DEMO/hub.pid"
-for _ in $(seq 1 600); do
-  grep -q "flotilla-hub is ready" "$DEMO/hub.log" && break
-  if ! kill -0 "$(cat "$DEMO/hub.pid")" 2>/dev/null; then
-    echo "flotilla-hub exited; the last lines of its log:" >&2; tail -20 "$DEMO/hub.log" >&2; exit 1
-  fi
-  sleep 0.1
-done
-grep -q "flotilla-hub is ready" "$DEMO/hub.log" || { echo "flotilla-hub was not ready after 60 s; see $DEMO/hub.log" >&2; exit 1; }
-export KUBECONFIG=$DEMO/hub/admin.kubeconfig
-echo "==> Hub ready at https://127.0.0.1:$PORT"
+}
 
-if command -v kubectl >/dev/null; then
-  echo "==> OCM APIs served by the hub:"
-  kubectl api-resources -o name | grep open-cluster-management.io | sed 's/^/    /'
-  echo "==> Applying $EXAMPLES/manifestwork-hello.yaml into namespace cluster1"
-  kubectl create namespace cluster1 --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  kubectl apply -f "$EXAMPLES/manifestwork-hello.yaml"
-  kubectl get manifestworks -n cluster1
-fi
+step "Starting a hub and 2 simulated clusters in $DEMO (flotilla dev up)"
+# dev up prints its own failure with the end of the failing log, and removes
+# what it started.
+flotilla dev up --dir "$DEMO" --clusters 2 || { echo "make demo failed: flotilla dev up (see above)" >&2; exit 1; }
+export KUBECONFIG=$DEMO/hub/admin.kubeconfig
+
+# The example ManifestWork has no status feedback rules, and `create work`
+# uses a ManifestWork's spec as it is: so that the agents report the
+# Deployment's AvailableReplicas, the demo delivers the example with one
+# WellKnownStatus rule added.
+work_file=$DEMO/manifestwork-hello.yaml
+{
+  cat "$EXAMPLES/manifestwork-hello.yaml"
+  cat <<'RULES'
+  manifestConfigs:
+    - resourceIdentifier:
+        group: apps
+        resource: deployments
+        namespace: default
+        name: hello
+      feedbackRules:
+        - type: WellKnownStatus
+RULES
+} >"$work_file" || fail "cannot write $work_file"
+
+step "Delivering $WORK to $CLUSTERS and waiting until both run it"
+echo "\$ flotilla create work $WORK -f $work_file --clusters $CLUSTERS --wait"
+flotilla create work "$WORK" -f "$work_file" --clusters "$CLUSTERS" --wait --timeout 2m \
+  || fail "ManifestWork $WORK did not become applied and available on $CLUSTERS"
+
+# The agent reports status feedback on its next status pass: wait for it.
+for c in ${CLUSTERS//,/ }; do
+  for _ in $(seq 1 60); do
+    flotilla get works "$WORK" --cluster "$c" -o json | grep -q '"AvailableReplicas"' && break
+    sleep 0.5
+  done
+done
+
+# TODO(policy demo): `flotilla get policies` exists now (cli/policy_get.go): apply
+# $EXAMPLES/policy-namespace.yaml in namespace `policies` with a Placement and
+# a PlacementBinding bound to the `global` cluster set
+# (flotilla clusterset bind global --namespace policies; flotilla create placement ...),
+# wait, and show each cluster's compliance here with `flotilla get policies`.
+
+took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
+step "Summary (${took}s)"
+echo "Clusters, as the hub sees them (flotilla get clusters -o wide):"
+flotilla get clusters -o wide | sed 's/^/    /'
+echo
+echo "ManifestWork $WORK on each cluster, as its agent reports it (flotilla get works $WORK):"
+flotilla get works "$WORK" | sed 's/^/    /'
+echo
+for c in ${CLUSTERS//,/ }; do
+  kc=$DEMO/$c/admin.kubeconfig
+  echo "Deployment hello on $c (kubectl --kubeconfig $kc get deployment hello):"
+  if command -v kubectl >/dev/null; then
+    kubectl --kubeconfig "$kc" get deployment hello -n default 2>&1 | sed 's/^/    /'
+  else
+    echo "    (kubectl is not installed)"
+  fi
+done
 
 cat <<MSG
 
-The hub keeps running. Explore it:
-  export KUBECONFIG=$KUBECONFIG
-  kubectl api-resources --api-group=cluster.open-cluster-management.io
-  kubectl get manifestworks -A
-Stop it and remove its data:  make demo-down
+The sandbox keeps running. Explore it:
+    export KUBECONFIG=$KUBECONFIG
+    $BIN/flotilla get clusters -o wide
+    $BIN/flotilla get works $WORK -o wide
+    $BIN/flotilla get works --cluster cluster1 $WORK -o yaml
+    kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
+    $BIN/flotilla dev status --dir $DEMO
+Logs: $DEMO/*.log
+Stop it and remove $DEMO:  make demo-down
 MSG

@@ -136,6 +136,42 @@ var _ = Describe("CLI create work", func() {
 		Expect(gotObj).To(Equal(wantObj))
 	})
 
+	It("with --wait, waits until every cluster reports the work Applied and Available, and says what is missing on timeout", func(ctx SpecContext) {
+		c1, c2 := newAcceptedCluster(ctx, "cw"), newAcceptedCluster(ctx, "cw")
+		file := writeSpecFile("app.yaml", twoManifests)
+		applied := metav1.Condition{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}
+		available := metav1.Condition{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: "ResourcesAvailable", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}
+
+		done := make(chan cliResult, 1)
+		go func() {
+			defer GinkgoRecover()
+			done <- onHub(ctx, "create", "work", "app", "-f", file, "--clusters", c1+","+c2, "--wait", "--timeout", "60s")
+		}()
+		for _, c := range []string{c1, c2} {
+			Eventually(exists(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "app"}})).Should(BeTrue())
+		}
+		By("writing status as the agents would: first Applied on one cluster, then everything")
+		reportStatus(ctx, c1, "app", workv1.ManifestWorkStatus{Conditions: []metav1.Condition{applied}})
+		Consistently(done, "1500ms").ShouldNot(Receive())
+		reportStatus(ctx, c1, "app", workv1.ManifestWorkStatus{Conditions: []metav1.Condition{applied, available}})
+		reportStatus(ctx, c2, "app", workv1.ManifestWorkStatus{Conditions: []metav1.Condition{applied, available}})
+		var res cliResult
+		Eventually(done, "30s").Should(Receive(&res))
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(res.Stdout).To(Equal("ManifestWork app created in cluster " + c1 + " (2 manifests)\nManifestWork app created in cluster " + c2 + " (2 manifests)\n"))
+		Expect(res.Stderr).To(ContainSubstring("Waiting for ManifestWork app in cluster " + c1 + ": its agent has not reported it Applied yet"))
+		Expect(res.Stderr).To(ContainSubstring("Waiting for ManifestWork app in cluster " + c1 + ": its agent has not reported it Available yet\n"))
+		Expect(res.Stderr).To(ContainSubstring("ManifestWork app is applied and available in cluster " + c1 + ".\n"))
+		Expect(res.Stderr).To(ContainSubstring("ManifestWork app is applied and available in cluster " + c2 + ".\n"))
+		Expect(strings.Count(res.Stderr, "Waiting for ManifestWork app in cluster "+c1+": its agent has not reported it Applied yet")).To(Equal(1), "one line per change")
+
+		By("timing out, naming what each cluster still lacks")
+		c3 := newAcceptedCluster(ctx, "cw")
+		res = onHub(ctx, "create", "work", "late", "-f", file, "--clusters", c3, "--wait", "--timeout", "2s")
+		Expect(res.Code).To(Equal(1))
+		Expect(res.Stderr).To(ContainSubstring("Error: timed out after --timeout 2s waiting for ManifestWork late:\n  cluster " + c3 + ": its agent has not reported it Applied yet (does the agent run? see its log); its agent has not reported it Available yet\n"))
+	})
+
 	It("names every cluster that is missing or not accepted, and creates nothing", func(ctx SpecContext) {
 		good := newAcceptedCluster(ctx, "cw")
 		pending := newClusterName("cw")
