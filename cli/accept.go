@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -135,13 +137,22 @@ func (o *acceptOptions) run(ctx context.Context) error {
 		return err
 	}
 	if o.wait {
+		// Clusters are waited for side by side: accepting a fleet must not
+		// take the sum of every agent's join time.
 		deadline := time.Now().Add(o.timeout)
-		for _, name := range o.clusters {
-			if err := o.acceptAndWait(ctx, c, name, deadline); err != nil {
-				return err
-			}
+		out := &lockedWriter{w: o.streams.ErrOut}
+		errs := make([]error, len(o.clusters))
+		sem := make(chan struct{}, acceptParallelism)
+		var wg sync.WaitGroup
+		for i, name := range o.clusters {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				errs[i] = o.acceptAndWait(ctx, c, name, deadline, out)
+			})
 		}
-		return nil
+		wg.Wait()
+		return errors.Join(errs...)
 	}
 	var errs []error
 	for _, name := range o.clusters {
@@ -289,8 +300,8 @@ func (p acceptPass) missing() []string {
 }
 
 // acceptAndWait accepts name as soon as it has asked, and waits until it joined.
-func (o *acceptOptions) acceptAndWait(ctx context.Context, c *clients, name string, deadline time.Time) error {
-	prog := newProgress(o.streams.ErrOut)
+func (o *acceptOptions) acceptAndWait(ctx context.Context, c *clients, name string, deadline time.Time, out io.Writer) error {
+	prog := newProgress(out)
 	last := acceptPass{name: name}
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
 		pass, err := o.acceptOnce(ctx, c, name)
@@ -313,6 +324,21 @@ func (o *acceptOptions) acceptAndWait(ctx context.Context, c *clients, name stri
 		return fmt.Errorf("timed out after --timeout %s waiting for cluster %s: %s", o.timeout, name, strings.Join(last.missing(), "; "))
 	}
 	return err
+}
+
+// acceptParallelism bounds how many clusters accept --wait polls at once.
+const acceptParallelism = 32
+
+// lockedWriter serialises the progress lines of concurrent waits.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func newDenyCommand(g *globalOptions) *cobra.Command {

@@ -336,7 +336,7 @@ func (u *devUp) initHub(ctx context.Context) (joinInfo, error) {
 // sets its labels on the hub.
 func (u *devUp) acceptAndLabel(ctx context.Context, c *devCluster) error {
 	accept := &acceptOptions{globalOptions: &globalOptions{streams: u.streams}, wait: true, timeout: time.Until(u.deadline)}
-	if err := accept.acceptAndWait(ctx, u.hub, c.Name, u.deadline); err != nil {
+	if err := accept.acceptAndWait(ctx, u.hub, c.Name, u.deadline, u.streams.ErrOut); err != nil {
 		return err
 	}
 	mc := &clusterv1.ManagedCluster{}
