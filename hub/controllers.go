@@ -5,6 +5,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/placement"
+	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/registration"
 )
 
@@ -13,7 +14,7 @@ import (
 func setupControllers(mgr manager.Manager) error {
 	for _, setup := range []func(manager.Manager) error{
 		registration.Setup,
-		clusterset.Setup, placement.Setup,
+		clusterset.Setup, placement.Setup, policy.Setup,
 	} {
 		if err := setup(mgr); err != nil {
 			return err

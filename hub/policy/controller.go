@@ -1,0 +1,136 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// conflictRetry is how soon a reconcile whose write lost a race runs again.
+const conflictRetry = time.Second
+
+// Reconciler propagates root Policies to the clusters their Placements
+// chose and rolls their compliance up into the root's status.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder emits events once the status they describe is written.
+	Recorder events.EventRecorder
+}
+
+// scope is what the phases of one reconcile share.
+type scope struct {
+	root *policyv1.Policy
+	// placements are the bindings that place the root.
+	placements []policyv1.Placement
+	// clusters are the clusters the root is copied to, sorted.
+	clusters []string
+	// copies are the root's replicated policies by cluster namespace, as
+	// they are after the writes.
+	copies map[string]*policyv1.Policy
+	events []pendingEvent
+}
+
+type pendingEvent struct {
+	eventtype, reason, action, note string
+}
+
+// event queues an event, to be emitted once the status is written.
+func (s *scope) event(eventtype, reason, action, format string, args ...any) {
+	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+}
+
+type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
+
+// Reconcile propagates one root policy.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	logger := klog.FromContext(ctx)
+	root := &policyv1.Policy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, root); err != nil {
+		// A root is deleted only once its copies are (the finalizer): a
+		// missing one never had any, or a person copied it by hand.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if _, replicated := root.Labels[policyv1.RootPolicyLabel]; replicated {
+		return ctrl.Result{}, nil
+	}
+	if !root.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(root, finalizer) {
+			return ctrl.Result{}, nil
+		}
+		if err := r.deleteCopies(ctx, rootName(root.Namespace, root.Name), nil); err != nil {
+			return ctrl.Result{}, err
+		}
+		controllerutil.RemoveFinalizer(root, finalizer)
+		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, root))
+	}
+	if controllerutil.AddFinalizer(root, finalizer) {
+		if err := r.Client.Update(ctx, root); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	s := &scope{root: root}
+	before := root.DeepCopy()
+	defer func() {
+		err := r.patchStatus(ctx, before, root)
+		switch {
+		case apierrors.IsNotFound(err):
+			logger.V(1).Info("Policy is gone", "policy", klog.KObj(root))
+			result, retErr = ctrl.Result{}, nil
+		case apierrors.IsConflict(err):
+			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+		case err != nil:
+			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
+		default:
+			for _, e := range s.events {
+				r.Recorder.Eventf(root, nil, e.eventtype, e.reason, e.action, "%s", e.note)
+			}
+		}
+	}()
+	return runPhases(ctx, s, r.findTargets, r.replicate, r.setStatus)
+}
+
+// runPhases runs the phases in order, each relying on the ones before, and
+// stops at the first error. It returns the soonest requeue asked for.
+func runPhases(ctx context.Context, s *scope, phases ...phase) (ctrl.Result, error) {
+	var result ctrl.Result
+	for _, ph := range phases {
+		r, err := ph(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if r.RequeueAfter > 0 && (result.RequeueAfter == 0 || r.RequeueAfter < result.RequeueAfter) {
+			result.RequeueAfter = r.RequeueAfter
+		}
+	}
+	return result, nil
+}
+
+// patchStatus writes the status as a merge patch of what changed. Only
+// this controller writes a root policy's status.
+func (r *Reconciler) patchStatus(ctx context.Context, before, p *policyv1.Policy) error {
+	if equality.Semantic.DeepEqual(before.Status, p.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("patch status of Policy %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// rootName is the name of a root's copies and the value of their RootPolicyLabel.
+func rootName(ns, name string) string { return ns + "." + name }

@@ -1,0 +1,32 @@
+// Package policy is the hub's policy propagator (shared/docs/contract.md,
+// "Policy"): it copies root Policies into the namespaces of the clusters
+// their Placements chose, and rolls the compliance those clusters report
+// back up into the root's status.
+//
+// A root Policy in namespace ns is bound by a PlacementBinding in ns whose
+// placementRef is a Placement and whose subjects name the Policy, or a
+// PolicySet in ns that lists it. For each cluster in the PlacementDecisions
+// of those Placements, it owns one replicated Policy <ns>.<name> in the
+// cluster's hub namespace, labelled with the cluster name, the cluster
+// namespace and the root (RootPolicyLabel: <ns>.<name>), carrying the
+// root's labels, annotations and spec unchanged: the agent applies the
+// remediationAction override, and hub templates ({{hub ... hub}}) are
+// copied as they are, not resolved. Copies are found by that label, never
+// by owner references across namespaces; a copy whose cluster left the
+// decisions, whose binding or root went, or whose root is disabled is
+// deleted. A finalizer on the root deletes its copies before it goes; a
+// missing root is left alone, so copies made by hand are not touched. A
+// root whose "<ns>.<name>" is longer than 62 characters is not copied; its status.details says why, and a Warning event repeats it.
+//
+// It writes the status of a root that is or was bound: placement[]
+// (binding, placement, and policySet when bound through one), status[] (per cluster, the compliant
+// of its copy) and compliant, rolled up by RollUp. The status is written
+// once per reconcile as a merge patch of what changed; a ComplianceChanged
+// event follows that write.
+//
+// It watches Policies (a root itself; a copy maps to its root by label),
+// PlacementBindings (to the policies they name, directly or through a
+// PolicySet, before and after a change), PlacementDecisions (to the
+// policies bound to their Placement) and PolicySets (to the policies they
+// list, before and after a change).
+package policy

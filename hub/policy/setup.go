@@ -1,0 +1,36 @@
+package policy
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
+)
+
+// Setup adds the policy propagator to the hub manager.
+func Setup(mgr manager.Manager) error {
+	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(recorderName)}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the policy propagator: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler and its watches. Requests are
+// always root policies: every watch maps its object to the roots it affects.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("policy-propagator").
+		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(rootOfPolicy)).
+		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfBinding)).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfDecision)).
+		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(policiesOfSet)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
+		Complete(r)
+}

@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// RollUp is the compliance of a root policy from that of its clusters:
+// NonCompliant if any cluster is, else Pending if any is, else Compliant
+// when every cluster reported, else "" (unknown). No cluster gives "".
+func RollUp(clusters []policyv1.ComplianceState) policyv1.ComplianceState {
+	if len(clusters) == 0 {
+		return ""
+	}
+	var pending, unknown bool
+	for _, c := range clusters {
+		switch c {
+		case policyv1.NonCompliant:
+			return policyv1.NonCompliant
+		case policyv1.Pending:
+			pending = true
+		case policyv1.Compliant:
+		default:
+			unknown = true
+		}
+	}
+	switch {
+	case pending:
+		return policyv1.Pending
+	case unknown:
+		return ""
+	}
+	return policyv1.Compliant
+}
+
+// setStatus writes placement[], status[] and compliant into the root's
+// status, and queues an event when the compliance changed.
+func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error) {
+	st := &s.root.Status
+	if len(st.Placement) == 0 && len(s.placements) == 0 && len(s.copies) == 0 && !nameTooLong(s.root) {
+		// Never bound: not ours to report on (a copy made by hand may
+		// carry this name).
+		return ctrl.Result{}, nil
+	}
+	was := st.ComplianceState
+	wasTooLong := len(st.Details) == 1 && len(st.Details[0].History) == 1 && st.Details[0].History[0].EventName == reasonNameTooLong
+	st.Placement = s.placements
+	st.Status = nil
+	states := make([]policyv1.ComplianceState, 0, len(s.clusters))
+	for _, cluster := range s.clusters {
+		cp, ok := s.copies[cluster]
+		var c policyv1.ComplianceState
+		if ok {
+			c = cp.Status.ComplianceState
+		}
+		st.Status = append(st.Status, policyv1.CompliancePerClusterStatus{ClusterName: cluster, ClusterNamespace: cluster, ComplianceState: c})
+		states = append(states, c)
+	}
+	st.ComplianceState = RollUp(states)
+	st.Details = nil
+	if nameTooLong(s.root) {
+		msg := fmt.Sprintf("not propagated: %q is %d characters, the most is %d; shorten the namespace or the name",
+			rootName(s.root.Namespace, s.root.Name), len(rootName(s.root.Namespace, s.root.Name)), maxReplicatedNameLength)
+		st.Details = []policyv1.DetailsPerTemplate{{
+			TemplateMeta: metav1.ObjectMeta{Name: s.root.Name},
+			History:      []policyv1.ComplianceHistory{{Message: msg, EventName: reasonNameTooLong}},
+		}}
+		if !wasTooLong {
+			s.event(corev1.EventTypeWarning, reasonNameTooLong, "Propagate", "%s", msg)
+		}
+	}
+	if st.ComplianceState != was {
+		s.event(corev1.EventTypeNormal, reasonComplianceChanged, "RollUp", "compliance is %s (was %s) over %d clusters",
+			orUnknown(st.ComplianceState), orUnknown(was), len(s.clusters))
+	}
+	return ctrl.Result{}, nil
+}
+
+func orUnknown(c policyv1.ComplianceState) string {
+	if c == "" {
+		return "unknown"
+	}
+	return string(c)
+}
