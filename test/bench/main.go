@@ -36,6 +36,7 @@ type env struct {
 var scenarios = []scenario{
 	{"hub", benchHub},
 	{"registration", benchRegistration},
+	{"work", benchWork},
 	{"placement", benchPlacement},
 }
 

@@ -48,16 +48,9 @@ func benchRegistration(ctx context.Context, e *env) error {
 	}
 	defer spokeProc.Stop(time.Minute)
 
-	token, err := flotilla(ctx, "init", "--kubeconfig", hubProc.Kubeconfig, "-o", "json")
+	join, err := initHub(ctx, hubProc)
 	if err != nil {
 		return err
-	}
-	var join struct {
-		Token string `json:"hub-token"`
-		URL   string `json:"hub-apiserver"`
-	}
-	if err := json.Unmarshal([]byte(token), &join); err != nil {
-		return fmt.Errorf("flotilla init -o json: %w", err)
 	}
 	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "bootstrap.kubeconfig"))
 	if err != nil {
@@ -148,6 +141,25 @@ func idleAgentRSS(ctx context.Context, e *env, hubProc, spokeProc *framework.Hub
 		return 0, ctx.Err()
 	}
 	return p.RSS()
+}
+
+// joinInfo is what `flotilla init -o json` prints.
+type joinInfo struct {
+	Token string `json:"hub-token"`
+	URL   string `json:"hub-apiserver"`
+}
+
+// initHub runs `flotilla init` against a hub and returns the join token and URL.
+func initHub(ctx context.Context, hubProc *framework.HubProcess) (joinInfo, error) {
+	var join joinInfo
+	out, err := flotilla(ctx, "init", "--kubeconfig", hubProc.Kubeconfig, "-o", "json")
+	if err != nil {
+		return join, err
+	}
+	if err := json.Unmarshal([]byte(out), &join); err != nil {
+		return join, fmt.Errorf("flotilla init -o json: %w", err)
+	}
+	return join, nil
 }
 
 // flotilla runs the CLI in this process and returns its standard output.
