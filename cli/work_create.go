@@ -23,8 +23,8 @@ import (
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "create",
-		Short:   "Create ManifestWorks on the hub",
-		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters.",
+		Short:   "Create ManifestWorks, Placements, cluster sets and Policies on the hub",
+		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters, cluster sets and Placements that choose clusters, and Policies bound to Placements.",
 		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

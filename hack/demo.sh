@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start a sandbox fleet in .demo/ (a Flotilla hub and two
 # simulated clusters, each with its agent), deliver the example ManifestWork
-# to both clusters, wait until both run it, and print what the hub knows.
+# to both clusters, govern them with the example Policy, wait until both run
+# the workload and comply, and print what the hub knows.
 # The sandbox keeps running; `make demo-down` stops it and removes .demo/.
 # README.md's "Quick start" walks through the same steps.
 set -euo pipefail
@@ -68,11 +69,14 @@ for c in ${CLUSTERS//,/ }; do
   done
 done
 
-# TODO(policy demo): `flotilla get policies` exists now (cli/policy_get.go): apply
-# $EXAMPLES/policy-namespace.yaml in namespace `policies` with a Placement and
-# a PlacementBinding bound to the `global` cluster set
-# (flotilla clusterset bind global --namespace policies; flotilla create placement ...),
-# wait, and show each cluster's compliance here with `flotilla get policies`.
+step "Governing both clusters with $EXAMPLES/policy-namespace.yaml (namespace prod must exist; enforce)"
+echo "\$ flotilla clusterset bind global -n policies"
+flotilla clusterset bind global -n policies || fail "cannot bind cluster set global to namespace policies"
+echo "\$ flotilla create placement everywhere -n policies --clustersets global"
+flotilla create placement everywhere -n policies --clustersets global || fail "cannot create Placement policies/everywhere"
+echo "\$ flotilla create policy -f $EXAMPLES/policy-namespace.yaml --placement everywhere --wait"
+flotilla create policy -f "$EXAMPLES/policy-namespace.yaml" --placement everywhere --wait --timeout 2m \
+  || fail "Policy policy-namespace did not become Compliant on $CLUSTERS"
 
 took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
 step "Summary (${took}s)"
@@ -81,6 +85,9 @@ flotilla get clusters -o wide | sed 's/^/    /'
 echo
 echo "ManifestWork $WORK on each cluster, as its agent reports it (flotilla get works $WORK):"
 flotilla get works "$WORK" | sed 's/^/    /'
+echo
+echo "Policy compliance per cluster (flotilla get policies -n policies --matrix):"
+flotilla get policies -n policies --matrix | sed 's/^/    /'
 echo
 for c in ${CLUSTERS//,/ }; do
   kc=$DEMO/$c/admin.kubeconfig
