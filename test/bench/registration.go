@@ -115,12 +115,17 @@ func benchRegistration(ctx context.Context, e *env) error {
 	return nil
 }
 
-// idleAgentRSS joins one more cluster with a real agent process and reads
-// its memory once it is Available and has idled.
+// idleAgentRSS joins one more cluster with a real flotilla-agent process
+// and reads its memory once it is Available and has idled.
 func idleAgentRSS(ctx context.Context, e *env, hubProc, spokeProc *framework.HubProcess, token, url string) (int64, error) {
 	const name = "bench-agent-process"
-	p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spokeProc.Kubeconfig,
-		"--hub-token", token, "--hub-apiserver", url, "--cluster-name", name, "--run")
+	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, url, token, filepath.Join(e.workDir, "agent-bootstrap.kubeconfig"))
+	if err != nil {
+		return 0, err
+	}
+	p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-agent"), "--kubeconfig", spokeProc.Kubeconfig,
+		"--bootstrap-kubeconfig", bootstrap, "--cluster-name", name, "--namespace", "agent-"+name,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
 	if err != nil {
 		return 0, err
 	}
