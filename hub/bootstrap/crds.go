@@ -7,11 +7,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
 
@@ -40,42 +39,23 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 	return nil
 }
 
-type crdClient interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-	Create(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts metav1.CreateOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-	Update(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts metav1.UpdateOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-}
-
-func applyCRD(ctx context.Context, api crdClient, want *apiextensionsv1.CustomResourceDefinition) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, want.DeepCopy(), metav1.CreateOptions{})
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		updated := got.DeepCopy()
-		updated.Spec = want.Spec
+func applyCRD(ctx context.Context, api TypedAPI[*apiextensionsv1.CustomResourceDefinition], want *apiextensionsv1.CustomResourceDefinition) error {
+	return CreateOrUpdate(ctx, api, want.DeepCopy(), func(got *apiextensionsv1.CustomResourceDefinition) bool {
+		same := equality.Semantic.DeepEqual(got.Spec, want.Spec)
+		got.Spec = want.Spec
 		for k, v := range want.Labels {
-			if updated.Labels == nil {
-				updated.Labels = map[string]string{}
-			}
-			updated.Labels[k] = v
+			same = same && got.Labels[k] == v
+			metav1.SetMetaDataLabel(&got.ObjectMeta, k, v)
 		}
 		for k, v := range want.Annotations {
-			if updated.Annotations == nil {
-				updated.Annotations = map[string]string{}
-			}
-			updated.Annotations[k] = v
+			same = same && got.Annotations[k] == v
+			metav1.SetMetaDataAnnotation(&got.ObjectMeta, k, v)
 		}
-		_, err = api.Update(ctx, updated, metav1.UpdateOptions{})
-		return err
+		return same
 	})
 }
 
-func waitEstablished(ctx context.Context, api crdClient, name string) error {
+func waitEstablished(ctx context.Context, api TypedAPI[*apiextensionsv1.CustomResourceDefinition], name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, crdEstablishTimeout, true, func(ctx context.Context) (bool, error) {
 		crd, err := api.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

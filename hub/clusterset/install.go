@@ -7,11 +7,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+
+	"github.com/flotilla-io/flotilla/hub/bootstrap"
 )
 
 // Install creates, or updates to the current definitions, the admission
@@ -25,7 +25,7 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	}
 	adm := client.AdmissionregistrationV1()
 	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{joinPolicy(hubUser), bindPolicy(hubUser)} {
-		err := createOrUpdate(ctx, adm.ValidatingAdmissionPolicies(), policy,
+		err := bootstrap.CreateOrUpdate(ctx, adm.ValidatingAdmissionPolicies(), policy,
 			func(got *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
 				same := equality.Semantic.DeepEqual(got.Spec, policy.Spec)
 				got.Spec = policy.Spec
@@ -35,7 +35,7 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 			return fmt.Errorf("install ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 		}
 		binding := policyBinding(policy.Name)
-		err = createOrUpdate(ctx, adm.ValidatingAdmissionPolicyBindings(), binding,
+		err = bootstrap.CreateOrUpdate(ctx, adm.ValidatingAdmissionPolicyBindings(), binding,
 			func(got *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
 				same := equality.Semantic.DeepEqual(got.Spec, binding.Spec)
 				got.Spec = binding.Spec
@@ -56,29 +56,4 @@ func whoAmI(ctx context.Context, client kubernetes.Interface) (string, error) {
 		return "", fmt.Errorf("ask the API server who the hub is (SelfSubjectReview): %w", err)
 	}
 	return review.Status.UserInfo.Username, nil
-}
-
-// typedAPI is the part of a client-go typed client that createOrUpdate uses.
-type typedAPI[T metav1.Object] interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
-	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
-	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
-}
-
-// createOrUpdate creates want, or brings the existing object in line with
-// it: mutate copies what matters from want and reports whether it already
-// matched.
-func createOrUpdate[T metav1.Object](ctx context.Context, api typedAPI[T], want T, mutate func(got T) (same bool)) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got, err := api.Get(ctx, want.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, want, metav1.CreateOptions{})
-			return err
-		}
-		if err != nil || mutate(got) {
-			return err
-		}
-		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
-		return err
-	})
 }

@@ -1,0 +1,34 @@
+package bootstrap
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+)
+
+// TypedAPI is the part of a client-go typed client that CreateOrUpdate uses.
+type TypedAPI[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// CreateOrUpdate creates want, or brings the existing object in line with
+// it: mutate copies what matters from want into got and reports whether got
+// already matched (then nothing is written). Conflicts are retried.
+func CreateOrUpdate[T metav1.Object](ctx context.Context, api TypedAPI[T], want T, mutate func(got T) (same bool)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := api.Get(ctx, want.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil || mutate(got) {
+			return err
+		}
+		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+}
