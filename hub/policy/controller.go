@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // conflictRetry is how soon a reconcile whose write lost a race runs again.
@@ -101,23 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			}
 		}
 	}()
-	return runPhases(ctx, s, r.findTargets, r.replicate, r.setStatus)
-}
-
-// runPhases runs the phases in order, each relying on the ones before, and
-// stops at the first error. It returns the soonest requeue asked for.
-func runPhases(ctx context.Context, s *scope, phases ...phase) (ctrl.Result, error) {
-	var result ctrl.Result
-	for _, ph := range phases {
-		r, err := ph(ctx, s)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if r.RequeueAfter > 0 && (result.RequeueAfter == 0 || r.RequeueAfter < result.RequeueAfter) {
-			result.RequeueAfter = r.RequeueAfter
-		}
-	}
-	return result, nil
+	return reconcile.RunPhases(ctx, s, r.findTargets, r.replicate, r.setStatus)
 }
 
 // patchStatus writes the status as a merge patch of what changed. Only
