@@ -26,17 +26,26 @@ type Process struct {
 
 // StartProcess starts bin with args. The process is killed when ctx ends.
 func StartProcess(ctx context.Context, bin string, args ...string) (*Process, error) {
+	// The process gets a temporary directory of its own, removed when it
+	// ends: a process that tests kill cannot clean up its own temp files.
+	tmp, err := os.MkdirTemp("", "flotilla-proc-")
+	if err != nil {
+		return nil, err
+	}
 	p := &Process{done: make(chan struct{})}
 	p.cmd = exec.CommandContext(ctx, bin, args...)
 	p.cmd.Cancel = func() error { return p.cmd.Process.Kill() }
+	p.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	p.cmd.Stdout = p
 	p.cmd.Stderr = p
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
+		os.RemoveAll(tmp)
 		close(p.done)
 	}()
 	return p, nil
