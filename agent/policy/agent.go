@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 )
 
@@ -92,23 +92,12 @@ func New(cfg Config) (*Agent, error) {
 }
 
 func newSpokeClients(base *rest.Config) (*spokeClients, error) {
-	cfg := rest.CopyConfig(base)
-	cfg.QPS, cfg.Burst = spokeQPS, spokeBurst
-	httpClient, err := rest.HTTPClientFor(cfg)
+	c, err := spokeclient.New(base, spokeQPS, spokeBurst)
 	if err != nil {
 		return nil, err
 	}
-	s := &spokeClients{}
-	if s.dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	if s.metadata, err = metadata.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	if s.mapper, err = apiutil.NewDynamicRESTMapper(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	s.policies, err = client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: policyScheme, Mapper: policyMapper()})
+	s := &spokeClients{dynamic: c.Dynamic, metadata: c.Metadata, mapper: c.Mapper}
+	s.policies, err = client.New(c.Config, client.Options{HTTPClient: c.HTTPClient, Scheme: policyScheme, Mapper: policyMapper()})
 	return s, err
 }
 

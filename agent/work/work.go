@@ -21,13 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
 
@@ -119,26 +119,15 @@ func New(cfg Config) (*Agent, error) {
 }
 
 func newSpokeClients(base *rest.Config) (*spokeClients, error) {
-	cfg := rest.CopyConfig(base)
-	cfg.QPS, cfg.Burst = spokeQPS, spokeBurst
-	httpClient, err := rest.HTTPClientFor(cfg)
+	c, err := spokeclient.New(base, spokeQPS, spokeBurst)
 	if err != nil {
 		return nil, err
 	}
-	s := &spokeClients{}
-	if s.dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
+	s := &spokeClients{dynamic: c.Dynamic, metadata: c.Metadata, mapper: c.Mapper}
+	if s.kube, err = kubernetes.NewForConfigAndClient(c.Config, c.HTTPClient); err != nil {
 		return nil, err
 	}
-	if s.metadata, err = metadata.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	if s.kube, err = kubernetes.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	if s.mapper, err = apiutil.NewDynamicRESTMapper(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	s.applied, err = client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: workScheme, Mapper: fixedMapper(meta.RESTScopeRoot)})
+	s.applied, err = client.New(c.Config, client.Options{HTTPClient: c.HTTPClient, Scheme: workScheme, Mapper: fixedMapper(meta.RESTScopeRoot)})
 	if err != nil {
 		return nil, err
 	}
