@@ -60,6 +60,16 @@ type ManifestWorkReplicaSetSpec struct {
 	// +kubebuilder:default=Background
 	// +required
 	CascadeDeletionPolicy CascadeDeletionPolicy `json:"cascadeDeletionPolicy"`
+
+	// Overrides vary the template per cluster (a Flotilla extension; see
+	// docs/overrides.md).
+	// +optional
+	Overrides []ClusterOverride `json:"overrides,omitempty"`
+
+	// ReplicaDivision splits a total number of replicas across the chosen
+	// clusters (a Flotilla extension; see docs/overrides.md).
+	// +optional
+	ReplicaDivision *ReplicaDivision `json:"replicaDivision,omitempty"`
 }
 
 // CascadeDeletionPolicy is whether a ManifestWorkReplicaSet waits for its ManifestWorks on deletion.
