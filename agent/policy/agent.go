@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -153,6 +154,9 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 		Named("policy").
 		// The agent's own status writes change neither generation nor labels.
 		For(&policyv1.Policy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		// Dependencies: a change of compliance evaluates the policies that
+		// depend on the policy or on one of its templates.
+		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(complianceChanged())).
 		WatchesRawSource(source.Func(r.watches.Start)).
 		WatchesRawSource(source.Func(templates.Start)).
 		WithOptions(controller.Options{

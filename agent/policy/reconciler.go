@@ -37,6 +37,9 @@ type scope struct {
 	details []policyv1.DetailsPerTemplate
 	// keep are the spoke ConfigurationPolicies the policy still has.
 	keep map[string]bool
+	// ignored are the indexes in details of Pending templates that
+	// ignorePending leaves out of the policy's compliance.
+	ignored map[int]bool
 	// requeue is when to look at the policy again at the latest.
 	requeue time.Duration
 	// events are emitted once the status that they describe is written.
@@ -72,7 +75,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, r.removePolicy(ctx, p.Name)
 	}
 
-	s := &scope{policy: p, keep: map[string]bool{}, now: time.Now()}
+	s := &scope{policy: p, keep: map[string]bool{}, ignored: map[int]bool{}, now: time.Now()}
 	before := p.DeepCopy()
 	defer func() {
 		if perr := r.patchStatus(ctx, before, s.policy); perr != nil {
@@ -128,8 +131,10 @@ func (r *reconciler) pruneTemplates(ctx context.Context, s *scope) error {
 // the compliance they roll up to.
 func (r *reconciler) report(_ context.Context, s *scope) error {
 	states := make([]policyv1.ComplianceState, 0, len(s.details))
-	for _, d := range s.details {
-		states = append(states, d.ComplianceState)
+	for i, d := range s.details {
+		if !s.ignored[i] {
+			states = append(states, d.ComplianceState)
+		}
 	}
 	s.policy.Status.Details = s.details
 	s.policy.Status.ComplianceState = engine.Rollup(states...)

@@ -19,8 +19,21 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 	d := previousDetail(s.policy, t)
 	d.TemplateMeta = metav1.ObjectMeta{Name: t.Name}
 	if t.Err != nil {
+		if t.HubTemplateError && t.Name != "" {
+			// The hub will resolve it again: what is on the cluster stays,
+			// unevaluated, rather than being pruned meanwhile.
+			s.keep[t.Name] = true
+		}
 		r.templateError(s, &d, t.Err)
 		return d, nil
+	}
+	if held, err := r.holdBack(ctx, s, t, &d); held || err != nil {
+		// A template held back is not on the cluster: pruneTemplates
+		// removes it, as OCM does.
+		if held && t.IgnorePending {
+			s.ignored[len(s.details)] = true
+		}
+		return d, err
 	}
 	s.keep[t.Name] = true
 	cp, err := r.ensureTemplate(ctx, s.policy, t.ConfigurationPolicy)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/hub/policy/templates"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
@@ -28,6 +29,10 @@ type Reconciler struct {
 	Client client.Client
 	// Recorder emits events once the status they describe is written.
 	Recorder events.EventRecorder
+	// APIReader reads what hub templates refer to from the API server.
+	APIReader client.Reader
+	// refs watches what hub templates read; nil watches nothing.
+	refs *refWatches
 }
 
 // scope is what the phases of one reconcile share.
@@ -41,6 +46,11 @@ type scope struct {
 	// they are after the writes.
 	copies map[string]*policyv1.Policy
 	events []pendingEvent
+	// hubTemplates says whether the root has hub templates; reader reads
+	// what they refer to, refs collects what they read.
+	hubTemplates bool
+	reader       *objectReader
+	refs         []templates.Ref
 }
 
 type pendingEvent struct {
@@ -61,6 +71,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, root); err != nil {
 		// A root is deleted only once its copies are (the finalizer): a
 		// missing one never had any, or a person copied it by hand.
+		if apierrors.IsNotFound(err) {
+			r.refs.track(req.NamespacedName, false, nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if _, replicated := root.Labels[policyv1.RootPolicyLabel]; replicated {
@@ -73,6 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if err := r.deleteCopies(ctx, rootName(root.Namespace, root.Name), nil); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.refs.track(req.NamespacedName, false, nil)
 		controllerutil.RemoveFinalizer(root, finalizer)
 		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, root))
 	}
@@ -84,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	s := &scope{root: root}
+	s := &scope{root: root, hubTemplates: hasHubTemplates(root), reader: newObjectReader(ctx, r.APIReader)}
 	before := root.DeepCopy()
 	defer func() {
 		err := r.patchStatus(ctx, before, root)

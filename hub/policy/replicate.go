@@ -51,7 +51,11 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	s.copies = map[string]*policyv1.Policy{}
 	var result ctrl.Result
 	for _, cluster := range s.clusters {
-		cp, err := r.writeCopy(ctx, s.root, cluster, existing[cluster])
+		want := replicaOf(s.root, cluster)
+		if err := r.resolveHubTemplates(ctx, s, want, existing[cluster], cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+		cp, err := r.writeCopy(ctx, want, existing[cluster])
 		if apierrors.IsNotFound(err) {
 			klog.FromContext(ctx).V(1).Info("Cluster namespace does not exist yet", "policy", klog.KObj(s.root), "cluster", cluster)
 			result.RequeueAfter = missingNamespaceRetry
@@ -66,6 +70,8 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	if err := r.deleteCopies(ctx, name, existing); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Only a pass that resolved for every cluster knows all that is read.
+	r.refs.track(client.ObjectKeyFromObject(s.root), s.hubTemplates, s.refs)
 	return result, nil
 }
 
@@ -99,9 +105,8 @@ func (r *Reconciler) deleteCopies(ctx context.Context, name string, copies map[s
 	return nil
 }
 
-// writeCopy creates the copy of root for cluster, or updates cur to match.
-func (r *Reconciler) writeCopy(ctx context.Context, root *policyv1.Policy, cluster string, cur *policyv1.Policy) (*policyv1.Policy, error) {
-	want := replicaOf(root, cluster)
+// writeCopy creates the copy want, or updates cur to match.
+func (r *Reconciler) writeCopy(ctx context.Context, want, cur *policyv1.Policy) (*policyv1.Policy, error) {
 	if cur == nil {
 		if err := r.Client.Create(ctx, want); err != nil {
 			// NotFound (the cluster namespace is missing) stays recognisable.

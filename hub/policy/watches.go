@@ -93,3 +93,22 @@ func (r *Reconciler) policiesOfDecision(ctx context.Context, o client.Object) []
 func request(ns, name string) reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 }
+
+// templatedPoliciesOfCluster maps a ManagedCluster whose labels changed to
+// the roots that have a copy in its namespace and hub templates, which
+// may read .ManagedClusterLabels.
+func (r *Reconciler) templatedPoliciesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &policyv1.PolicyList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetName()), client.HasLabels{policyv1.RootPolicyLabel}, client.UnsafeDisableDeepCopy); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot list the replicated policies of a cluster", "cluster", o.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel])
+		if ok && r.refs.withTemplates(types.NamespacedName{Namespace: ns, Name: name}) {
+			reqs = append(reqs, request(ns, name))
+		}
+	}
+	return reqs
+}

@@ -24,9 +24,23 @@ type PolicyTemplate struct {
 	// remediationAction applied; nil when Err is set.
 	ConfigurationPolicy *policyv1.ConfigurationPolicy
 	// Err says why the template cannot be evaluated: it is not a
-	// ConfigurationPolicy, or not a valid one.
+	// ConfigurationPolicy, or not a valid one, or its hub templates did
+	// not resolve.
 	Err error
+	// HubTemplateError says that Err is a hub template error: the
+	// template is held as it is on the cluster until the hub resolves it.
+	HubTemplateError bool
+	// Dependencies are the policy's dependencies and the template's extra
+	// ones: the template waits (Pending) until each is met.
+	Dependencies []policyv1.PolicyDependency
+	// IgnorePending leaves the template out of the policy's compliance while it is Pending.
+	IgnorePending bool
 }
+
+// HubTemplatesErrorAnnotation is set by the hub on a policy template whose
+// hub templates ({{hub ... hub}}) did not resolve; its value is the error.
+// OCM's propagator sets the same.
+const HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
 
 // PolicyTemplates decodes the policy templates of p. The Policy's
 // remediationAction, when set, overrides each template's; a template
@@ -35,11 +49,13 @@ func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
 	out := make([]PolicyTemplate, 0, len(p.Spec.PolicyTemplates))
 	seen := map[string]bool{}
 	for i, pt := range p.Spec.PolicyTemplates {
-		t := PolicyTemplate{Index: i}
+		t := PolicyTemplate{Index: i, IgnorePending: pt.IgnorePending}
+		t.Dependencies = append(append(t.Dependencies, p.Spec.Dependencies...), pt.ExtraDependencies...)
 		var head struct {
 			metav1.TypeMeta `json:",inline"`
 			Metadata        struct {
-				Name string `json:"name"`
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(pt.ObjectDefinition.Raw, &head); err != nil {
@@ -48,7 +64,13 @@ func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
 			continue
 		}
 		t.Name, t.Kind, t.APIVersion = head.Metadata.Name, head.Kind, head.APIVersion
+		hubErr, hasHubErr := head.Metadata.Annotations[HubTemplatesErrorAnnotation]
 		switch {
+		case hasHubErr:
+			t.Err, t.HubTemplateError = errors.New(hubErr), true
+			if hubErr == "" {
+				t.Err = errors.New("the hub could not resolve the hub templates of this policy template; its events say why")
+			}
 		case t.Kind != policyv1.ConfigurationPolicyKind || t.APIVersion != policyv1.GroupVersion.String():
 			t.Err = fmt.Errorf("policy templates of kind %s (%s) are not supported: Flotilla evaluates %s %s only",
 				t.Kind, t.APIVersion, policyv1.GroupVersion.String(), policyv1.ConfigurationPolicyKind)

@@ -2,11 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -19,11 +16,6 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 )
-
-// typedTemplate matches a quoted template whose last function gives a
-// value of its own type: OCM drops the YAML quotes around it, so that
-// replicas: '{{ ... | toInt }}' becomes a number.
-var typedTemplate = regexp.MustCompile(`'(\{\{[^{}]*\|\s*(?:toInt|toBool|toLiteral)\s*\}\})'`)
 
 // errHubTemplate says that hub templates reached a managed cluster.
 var errHubTemplate = errors.New("hub templates ({{hub ... hub}}) are resolved on the hub before a policy reaches a managed cluster; this one was not")
@@ -69,7 +61,7 @@ func (e *evaluator) execute(text string) (string, bool, error) {
 		return "", false, errHubTemplate
 	}
 	f := &funcs{e: e}
-	tpl, err := template.New("tmpl").Funcs(f.funcMap()).Parse(typedTemplate.ReplaceAllString(text, "$1"))
+	tpl, err := template.New("tmpl").Funcs(f.funcMap()).Parse(managedClusterDelims.Prepare(text))
 	if err != nil {
 		return "", false, fmt.Errorf("failed to parse the template: %w", err)
 	}
@@ -87,18 +79,12 @@ type funcs struct {
 }
 
 func (f *funcs) funcMap() template.FuncMap {
-	return template.FuncMap{
-		"lookup":           f.lookup,
-		"fromSecret":       f.fromSecret,
-		"fromConfigMap":    f.fromConfigMap,
-		"fromClusterClaim": f.fromClusterClaim,
-		"base64enc":        func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-		"base64dec":        base64dec,
-		"indent":           indent,
-		"toInt":            toInt,
-		"toBool":           toBool,
-		"toLiteral":        func(v any) any { return v },
-	}
+	m := HelperFuncs()
+	m["lookup"] = f.lookup
+	m["fromSecret"] = f.fromSecret
+	m["fromConfigMap"] = f.fromConfigMap
+	m["fromClusterClaim"] = f.fromClusterClaim
+	return m
 }
 
 // get reads one object of kind gvk; nil when it does not exist.
@@ -188,39 +174,4 @@ func (f *funcs) fromClusterClaim(name string) (string, error) {
 	}
 	v, _, _ := unstructured.NestedString(obj.Object, "spec", "value")
 	return v, nil
-}
-
-func base64dec(s string) (string, error) {
-	data, err := base64.StdEncoding.DecodeString(s)
-	return string(data), err
-}
-
-// indent prefixes every line of s with n spaces.
-func indent(n int, s string) string {
-	pad := strings.Repeat(" ", n)
-	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
-}
-
-func toInt(v any) (int, error) {
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int64:
-		return int(n), nil
-	case float64:
-		return int(n), nil
-	case string:
-		return strconv.Atoi(strings.TrimSpace(n))
-	}
-	return 0, fmt.Errorf("cannot convert %v (%T) to an integer", v, v)
-}
-
-func toBool(v any) (bool, error) {
-	switch b := v.(type) {
-	case bool:
-		return b, nil
-	case string:
-		return strconv.ParseBool(strings.TrimSpace(b))
-	}
-	return false, fmt.Errorf("cannot convert %v (%T) to a boolean", v, v)
 }

@@ -1,0 +1,27 @@
+// Package templates resolves hub templates ({{hub ... hub}}) in the policy
+// templates of a root Policy, once per managed cluster, before the hub
+// copies the Policy into that cluster's namespace (shared/docs/contract.md,
+// "Policy"; OCM's governance-policy-propagator does the same).
+//
+// Idea: a policy template's objectDefinition is turned into YAML, executed
+// as a Go template whose delimiters are {{hub and hub}} (managed-cluster
+// templates, {{ }}, pass through untouched for the agent), and turned back
+// into JSON. The data are .ManagedClusterName, .ManagedClusterLabels and
+// .PolicyMetadata (name, namespace, labels, annotations of the root); the
+// functions are fromConfigMap and fromSecret, which read only the root
+// Policy's namespace (anything else is an error that says so), and the
+// helpers shared with managed-cluster templates (engine.HelperFuncs:
+// base64enc, base64dec, indent, autoindent, toInt, toBool, toLiteral).
+//
+// Objects are read through a Reader, so that the caller decides how (the
+// propagator reads the API server directly, once per object per
+// reconcile, and caches no Secret). Every resolution reports the objects
+// it read, found or not, so that the caller can watch exactly those and
+// resolve again when one changes.
+//
+// A template that does not resolve is never copied half-resolved: Resolve
+// returns the error, worded as OCM does ("failed to resolve the template
+// {...}: ..."), and the caller keeps the template as written and marks it
+// with HubTemplatesErrorAnnotation, which the agent reports as a
+// template-error.
+package templates
