@@ -58,6 +58,9 @@ func compileOverride(o workv1alpha1.ClusterOverride, manifests []manifest) (over
 		}
 	}
 	if len(c.targets) == 0 {
+		if o.Target == nil {
+			return c, errors.New("the template has no manifests to change")
+		}
 		return c, fmt.Errorf("%s matches no manifest of the template — check its apiVersion, kind, namespace and name against the template's manifests", targetString(o.Target))
 	}
 	targeted := make([]manifest, len(c.targets))
@@ -72,7 +75,7 @@ func compileOverride(o workv1alpha1.ClusterOverride, manifests []manifest) (over
 			return c, fmt.Errorf("replicas %d is negative — use 0 or more", *o.Replicas)
 		}
 		if !slices.ContainsFunc(targeted, manifest.hasReplicas) {
-			return c, fmt.Errorf("replicas: %s matches no manifest with spec.replicas (Deployment, StatefulSet, ReplicaSet, or any object that sets spec.replicas) — fix the target or drop replicas", targetString(o.Target))
+			return c, fmt.Errorf("replicas: %s with spec.replicas (Deployment, StatefulSet, ReplicaSet, or any object that sets spec.replicas) — fix the target or drop replicas", noneMatches(o.Target))
 		}
 	}
 	if c.patch, err = compilePatch(o.JSONPatch); err != nil {
@@ -97,7 +100,7 @@ func checkContainerChanges(o workv1alpha1.ClusterOverride, targeted []manifest) 
 		}
 	}
 	if !withPods {
-		return fmt.Errorf("images and env: %s matches no manifest with containers (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob) — fix the target", targetString(o.Target))
+		return fmt.Errorf("images and env: %s with containers (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, CronJob) — fix the target", noneMatches(o.Target))
 	}
 	known := func(field string, container string) error {
 		if container == "" || slices.Contains(names, container) {

@@ -119,26 +119,22 @@ func render(t workv1.ManifestWorkSpec, manifests []manifest, overrides []overrid
 	return ws, nil
 }
 
-// divideAll divides the replicas of every manifest the division targets,
-// each on its own, and returns the counts by manifest index and cluster.
+// divideAll divides the replicas of every manifest the division targets
+// that has replicas, each on its own, and returns the counts by manifest
+// index and cluster. Like an override's change, it is an error only when it
+// fits none of its targets.
 func divideAll(div *workv1alpha1.ReplicaDivision, manifests []manifest, clusters []Cluster) (map[int]map[string]int32, error) {
 	if div == nil {
 		return nil, nil
 	}
 	var targets []manifest
 	for _, m := range manifests {
-		if !m.matches(div.Target) {
-			continue
-		}
-		if div.Target != nil && !m.hasReplicas() {
-			return nil, fmt.Errorf("%s matches %s, which has no spec.replicas — narrow the target to Deployments, StatefulSets, ReplicaSets or objects with spec.replicas", targetString(div.Target), m)
-		}
-		if m.hasReplicas() {
+		if m.matches(div.Target) && m.hasReplicas() {
 			targets = append(targets, m)
 		}
 	}
 	if len(targets) == 0 {
-		return nil, fmt.Errorf("%s matches no manifest with spec.replicas — fix the target, or add a Deployment, StatefulSet or object with spec.replicas", targetString(div.Target))
+		return nil, fmt.Errorf("%s with spec.replicas — fix the target, or add a Deployment, StatefulSet, ReplicaSet or object with spec.replicas", noneMatches(div.Target))
 	}
 	if len(clusters) == 0 {
 		// Nothing to divide among; still reject weights that can never work.

@@ -233,6 +233,19 @@ func TestPlan(t *testing.T) {
 			"dev-1": {{pod, "metadata.labels.a", "1"}, {cronJob, "metadata.labels.b", "2"}},
 		},
 	}, {
+		name: "an override that changes nothing in effect keeps the template's bytes",
+		overrides: []workv1alpha1.ClusterOverride{{ClusterSelector: &metav1.LabelSelector{}, Target: &workv1alpha1.ManifestSelector{Kind: "Pod"},
+			Images: []workv1alpha1.ImageOverride{image("web", "nginx", "")}}},
+	}, {
+		name: "a division's target may match manifests without replicas; only those with replicas divide",
+		division: &workv1alpha1.ReplicaDivision{Target: &workv1alpha1.ManifestSelector{Namespace: "default"}, TotalReplicas: ptr.To[int32](5),
+			Weights: []workv1alpha1.ClusterWeight{{ClusterSelector: sel("env", "prod"), Weight: 1, MaxReplicas: ptr.To[int32](1)}}},
+		checks: map[string][]check{
+			"eu-1":  {{deployment, "spec.replicas", float64(1)}},
+			"us-1":  {{deployment, "spec.replicas", float64(1)}},
+			"dev-1": {{deployment, "spec.replicas", float64(3)}},
+		},
+	}, {
 		name:      "an override with neither names nor selector selects no cluster",
 		overrides: []workv1alpha1.ClusterOverride{{Labels: map[string]string{"x": "y"}}},
 	}, {

@@ -128,6 +128,16 @@ func (m manifest) replicas() (int64, error) {
 	return i, nil
 }
 
+// noneMatches starts a message about a selector that matched no manifest
+// fit for a change: "target {...} matches no manifest", or for an empty
+// target "the template has no manifest".
+func noneMatches(t *workv1alpha1.ManifestSelector) string {
+	if t == nil {
+		return "the template has no manifest"
+	}
+	return targetString(t) + " matches no manifest"
+}
+
 // targetString describes a manifest selector for messages.
 func targetString(t *workv1alpha1.ManifestSelector) string {
 	if t == nil {
