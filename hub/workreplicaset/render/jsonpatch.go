@@ -41,7 +41,7 @@ func compileOp(op workv1alpha1.JSONPatchOperation) (jsonpatch.Patch, error) {
 	switch op.Op {
 	case "add", "replace", "test":
 		if op.Value == nil || len(op.Value.Raw) == 0 {
-			return nil, fmt.Errorf("%s %s has no value — set value (any JSON, null included)", op.Op, op.Path)
+			return nil, fmt.Errorf("%s %s has no value — set value (any JSON but null)", op.Op, op.Path)
 		}
 		if !json.Valid(op.Value.Raw) {
 			return nil, fmt.Errorf("%s %s: value is not valid JSON", op.Op, op.Path)

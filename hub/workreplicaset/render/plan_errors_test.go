@@ -66,7 +66,7 @@ func TestPlanErrors(t *testing.T) {
 		name: "add without a value",
 		overrides: []workv1alpha1.ClusterOverride{{ClusterNames: eu, Target: cm,
 			JSONPatch: []workv1alpha1.JSONPatchOperation{{Op: "add", Path: "/data/x"}}}},
-		want: `overrides[0]: jsonPatch[0]: add /data/x has no value — set value (any JSON, null included)`,
+		want: `overrides[0]: jsonPatch[0]: add /data/x has no value — set value (any JSON but null)`,
 	}, {
 		name: "copy without from",
 		overrides: []workv1alpha1.ClusterOverride{{ClusterNames: eu, Target: cm,
