@@ -129,7 +129,7 @@ func checkContainerChanges(o workv1alpha1.ClusterOverride, targeted []manifest) 
 	return nil
 }
 
-// targets says whether the override changes template manifest i.
+// targetsManifest says whether the override targets template manifest i.
 func (o *override) targetsManifest(i int) bool { return slices.Contains(o.targets, i) }
 
 // apply changes one manifest: typed changes first, then the JSON patch.
