@@ -45,32 +45,59 @@ type createWorkOptions struct {
 	overwrite bool
 	wait      bool
 	timeout   time.Duration
+	rs        replicaSetFlags
 }
 
 func newCreateWorkCommand(g *globalOptions) *cobra.Command {
 	o := &createWorkOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:     "work NAME -f FILE --clusters NAME[,NAME...]",
+		Use:     "work NAME -f FILE (--clusters NAME[,NAME...] | --placement [NAMESPACE/]NAME)",
 		Aliases: []string{"works", "manifestwork", "mw"},
-		Short:   "Deliver Kubernetes objects to managed clusters as a ManifestWork",
-		Long: `Create a ManifestWork named NAME in the hub namespace of each cluster of
---clusters; the cluster's agent applies its manifests and reports their
-status (see "flotilla get works").
+		Short:   "Deliver Kubernetes objects to managed clusters: a ManifestWork per cluster, or a ManifestWorkReplicaSet over a Placement",
+		Long: `With --clusters, create a ManifestWork named NAME in the hub namespace of
+each cluster named; the cluster's agent applies its manifests and reports
+their status (see "flotilla get works").
+
+With --placement, create a ManifestWorkReplicaSet named NAME in the
+Placement's namespace instead: the hub creates the ManifestWork in every
+cluster the Placement chooses, now and as its choice changes, rolling
+changes out by --rollout:
+  All                  every cluster at once (the default)
+  Progressive          --max-concurrency clusters at a time (a number or a
+                       percentage; by default the Placement's decision group
+                       size)
+  ProgressivePerGroup  one decision group of the Placement at a time
+A cluster that has not succeeded --progress-deadline after it received the
+work counts as failed; a progressive rollout stops once more than
+--max-failures clusters failed, and waits --min-success-time after each
+step before the next.
+
+The work can differ by cluster: --image CLUSTER=IMAGE runs another image
+there (CLUSTER/CONTAINER=IMAGE for one container, CLUSTER=:TAG for another
+tag only), and --replicas N --weight CLUSTER=W divides N replicas of every
+manifest with spec.replicas across the chosen clusters in proportion to
+their weights (clusters not named weigh 1; the parts always add up to N).
+Anything more (label selectors, env, JSON patches, min/max replicas) goes
+in the spec of a ManifestWorkReplicaSet file: see docs/overrides.md.
 
 -f takes plain Kubernetes manifests, one or many YAML documents (or a v1
 List), which become the work's manifests in the order given; or one
 ManifestWork, whose spec (and labels and annotations) is used as it is,
-while its name and namespace are replaced by NAME and each cluster.
+while its name and namespace are replaced by NAME and each cluster; or one
+ManifestWorkReplicaSet, whose spec is used as it is (--placement, the
+rollout flags, --image and --replicas/--weight then change it).
 
 The manifests are checked first, as the hub checks them: each needs
 apiVersion, kind and metadata.name, and together they may hold at most
-500 KiB of JSON. Every cluster must exist and be accepted. An existing
-ManifestWork of that name is left alone, and nothing is created, unless
---overwrite replaces its spec.
+500 KiB of JSON. Every cluster (or the Placement) must exist. An existing
+ManifestWork or ManifestWorkReplicaSet of that name is left alone, and
+nothing is created, unless --overwrite replaces its spec.
 
 With --wait it then waits until the agent of every cluster reports the
-work Applied and Available, printing a line whenever a cluster's state
-changes; after --timeout it fails, naming what each cluster still lacks.`,
+work Applied and Available (with --placement: until the rollout is
+complete), printing a line whenever a cluster's state changes; after
+--timeout it fails, naming what each cluster still lacks. A rollout that
+stops because clusters failed fails the wait at once.`,
 		Example: `  # Run the objects of app.yaml on two clusters.
   flotilla create work app -f app.yaml --clusters cluster1,cluster2
 
@@ -78,39 +105,73 @@ changes; after --timeout it fails, naming what each cluster still lacks.`,
   # and wait until both agents report it applied and available.
   flotilla create work hello -f manifestwork-hello.yaml --clusters cluster1,cluster2 --wait
 
+  # Run app.yaml on every cluster Placement apps/web chooses, one cluster at
+  # a time, stopping at the first cluster not available within 5 minutes.
+  flotilla create work app -f app.yaml --placement apps/web \
+      --rollout Progressive --max-concurrency 1 --progress-deadline 5m --wait
+
+  # Run 3 replicas in all, 2 on cluster1 and 1 on the other chosen cluster,
+  # and pull the image from the EU registry on cluster2.
+  flotilla create work hello -f hello.yaml --placement apps/web \
+      --replicas 3 --weight cluster1=2 --image cluster2=registry.eu.example.com/hello:1.4
+
+  # Change the tag of container "app" on cluster3 of an existing replica set.
+  flotilla create work app -f app.yaml --placement apps/web --image cluster3/app=:1.5 --overwrite
+
   # Replace the manifests of an existing work, from standard input.
   kubectl create configmap settings --from-literal=mode=fast --dry-run=client -o yaml |
     flotilla create work settings -f - --clusters cluster1 --overwrite`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("name the ManifestWork: flotilla create work NAME -f FILE --clusters NAME[,NAME...] (got %d arguments)", len(args))
+				return fmt.Errorf("name the work: flotilla create work NAME -f FILE (--clusters NAME[,NAME...] | --placement [NAMESPACE/]NAME) (got %d arguments)", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
+			if o.timeout <= 0 {
+				return fmt.Errorf("--timeout %s must be positive", o.timeout)
+			}
+			o.rs.changed = func(n string) bool { return cmd.Flags().Changed(n) }
+			if o.rs.placement != "" && len(o.clusters) > 0 {
+				return errors.New("--clusters and --placement exclude each other: --clusters creates a ManifestWork in each cluster named, --placement a ManifestWorkReplicaSet whose Placement chooses the clusters; give one of them")
+			}
+			src, err := readWorkSource(o.file, o.streams.In)
+			if err != nil {
+				return err
+			}
+			if o.rs.placement != "" || (src.replicaSet != nil && len(o.clusters) == 0) {
+				rs, err := o.rs.replicaSet(name, src, o.namespaceFlag(""))
+				if err != nil {
+					return err
+				}
+				return o.runReplicaSet(cmd.Context(), rs, src)
+			}
+			if src.replicaSet != nil {
+				return fmt.Errorf("-f %s holds a ManifestWorkReplicaSet, which goes to the clusters of a Placement: use --placement instead of --clusters", o.file)
+			}
+			if used := o.rs.used(append([]string{"namespace"}, replicaSetOnlyFlags...)); len(used) > 0 {
+				return fmt.Errorf("%s only apply to a ManifestWorkReplicaSet: add --placement [NAMESPACE/]NAME instead of --clusters", strings.Join(used, ", "))
+			}
 			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 				return fmt.Errorf("%q is not a valid ManifestWork name: %s", name, strings.Join(errs, "; "))
 			}
 			o.clusters = cleanClusterList(o.clusters)
+			if len(o.clusters) == 0 {
+				return errors.New("--clusters or --placement is required: name the clusters (--clusters cluster1,cluster2), or a Placement that chooses them (--placement NAMESPACE/NAME)")
+			}
 			if err := validateClusterList(o.clusters); err != nil {
-				return err
-			}
-			if o.timeout <= 0 {
-				return fmt.Errorf("--timeout %s must be positive", o.timeout)
-			}
-			src, err := readWorkSource(o.file, o.streams.In)
-			if err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), name, src)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.file, "filename", "f", "", "file of Kubernetes manifests, or of one ManifestWork; - reads standard input")
+	f.StringVarP(&o.file, "filename", "f", "", "file of Kubernetes manifests, of one ManifestWork or of one ManifestWorkReplicaSet; - reads standard input")
 	f.StringSliceVar(&o.clusters, "clusters", nil, "names of the clusters to deliver the work to, comma separated")
-	f.BoolVar(&o.overwrite, "overwrite", false, "replace the spec of a ManifestWork of that name where one exists")
-	f.BoolVar(&o.wait, "wait", false, "wait until every cluster's agent reports the work Applied and Available")
+	o.rs.addFlags(cmd)
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace the spec of a ManifestWork (or ManifestWorkReplicaSet) of that name where one exists")
+	f.BoolVar(&o.wait, "wait", false, "wait until every cluster's agent reports the work Applied and Available (with --placement: until the rollout is complete)")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,22 +15,35 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
 type getWorksOptions struct {
 	*globalOptions
-	cluster string
-	output  string
+	cluster     string
+	output      string
+	namespace   string
+	replicaSets bool
 }
 
 func newGetWorksCommand(g *globalOptions) *cobra.Command {
 	o := &getWorksOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:     "works [NAME] [--cluster NAME]",
+		Use:     "works [NAME] [--cluster NAME | --replicasets [-n NAMESPACE]]",
 		Aliases: []string{"work", "manifestworks", "manifestwork", "mw"},
-		Short:   "Show ManifestWorks and how their clusters applied them",
+		Short:   "Show ManifestWorks and ManifestWorkReplicaSets, how their clusters applied them, and rollout progress",
 		Long: `Show the ManifestWorks of a cluster (--cluster), or of every cluster, or
 only those named NAME.
+
+Without --cluster, the ManifestWorkReplicaSets (of -n NAMESPACE, else of
+every namespace) come first, one row each: its Placements, how many
+clusters they chose, how many of its ManifestWorks have the current spec
+(UPDATED) and are Applied, Available and Degraded, and where its rollout
+stands (ROLLOUT): "Progressing 2/3" (clusters running the current spec, of
+those chosen), "Complete", or "Stopped: cluster2 failed" when a progressive
+rollout holds the other clusters back because too many failed. --replicasets
+shows only them; "flotilla describe work NAME -n NAMESPACE" shows each
+cluster of one.
 
 Each work has a row with its conditions as the cluster's agent reported
 them (Applied, Available, Degraded; "-" until reported), followed by one
@@ -39,10 +53,14 @@ conditions that are not in their normal state, and how often the agent put
 the object back after it had been changed on the cluster (drift).
 
 -o wide adds Progressing, API versions and the messages of failing
-conditions; -o json and -o yaml print the ManifestWork objects.`,
+conditions (for replica sets: rollout strategies and the hub's messages);
+-o json and -o yaml print the ManifestWork objects, or with --replicasets
+the ManifestWorkReplicaSet objects.`,
 		Example: `  flotilla get works --cluster cluster1
   flotilla get works hello --cluster cluster1 -o wide
-  flotilla get works hello -o yaml`,
+  flotilla get works hello -o yaml
+  flotilla get works --replicasets -n apps
+  flotilla get works hello --replicasets -n apps -o yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return fmt.Errorf("name at most one ManifestWork (got %d): flotilla get works [NAME] [--cluster NAME]", len(args))
@@ -52,6 +70,12 @@ conditions; -o json and -o yaml print the ManifestWork objects.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(o.output, outputWide, outputJSON, outputYAML); err != nil {
 				return err
+			}
+			if o.replicaSets && o.cluster != "" {
+				return errors.New("--cluster and --replicasets exclude each other: a ManifestWorkReplicaSet spans clusters (see flotilla describe work NAME -n NAMESPACE for each of its clusters)")
+			}
+			if o.namespace != "" && o.cluster != "" {
+				return errors.New("-n selects ManifestWorkReplicaSets by namespace; the ManifestWorks of a cluster are selected by --cluster: give one of them")
 			}
 			if o.cluster != "" {
 				if err := validateClusterName(o.cluster); err != nil {
@@ -66,6 +90,8 @@ conditions; -o json and -o yaml print the ManifestWork objects.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.cluster, "cluster", "", "the cluster whose ManifestWorks to show (default: every cluster)")
+	cmd.Flags().BoolVar(&o.replicaSets, "replicasets", false, "show only ManifestWorkReplicaSets")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "the namespace whose ManifestWorkReplicaSets to show (default: every namespace)")
 	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames(g))
 	addOutputFlag(cmd, &o.output, outputWide, outputJSON, outputYAML)
 	return cmd
@@ -75,6 +101,15 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 	c, err := o.clientsFor(hubSide)
 	if err != nil {
 		return err
+	}
+	var replicaSets []workv1alpha1.ManifestWorkReplicaSet
+	if o.cluster == "" {
+		if replicaSets, err = listReplicaSets(ctx, c, o.namespace, name); err != nil {
+			return err
+		}
+	}
+	if o.replicaSets {
+		return o.printReplicaSets(ctx, c, name, replicaSets)
 	}
 	list, err := o.list(ctx, c, name)
 	if err != nil {
@@ -94,6 +129,15 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 		}
 		return printData(o.streams.Out, o.output, list)
 	}
+	if len(replicaSets) > 0 {
+		if err := o.printReplicaSets(ctx, c, name, replicaSets); err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		fmt.Fprintln(o.streams.Out)
+	}
 	if len(list.Items) == 0 {
 		switch {
 		case name != "" && o.cluster != "":
@@ -109,6 +153,48 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 	}
 	header, rows := workTable(list.Items, time.Now(), o.output == outputWide, o.cluster == "")
 	return printTable(o.streams.Out, header, rows)
+}
+
+// printReplicaSets prints replica sets as a table with their rollout
+// progress, or as a ManifestWorkReplicaSetList.
+func (o *getWorksOptions) printReplicaSets(ctx context.Context, c *clients, name string, items []workv1alpha1.ManifestWorkReplicaSet) error {
+	switch o.output {
+	case outputJSON, outputYAML:
+		list := &workv1alpha1.ManifestWorkReplicaSetList{Items: items}
+		list.APIVersion, list.Kind = workv1alpha1.GroupVersion.String(), "ManifestWorkReplicaSetList"
+		for i := range list.Items {
+			list.Items[i].APIVersion, list.Items[i].Kind = workv1alpha1.GroupVersion.String(), "ManifestWorkReplicaSet"
+			list.Items[i].ManagedFields = nil
+		}
+		if list.Items == nil {
+			list.Items = []workv1alpha1.ManifestWorkReplicaSet{}
+		}
+		return printData(o.streams.Out, o.output, list)
+	}
+	if len(items) == 0 {
+		switch {
+		case name != "":
+			return fmt.Errorf("no ManifestWorkReplicaSet named %s%s (see `flotilla get works --replicasets`)", name, inNamespace(o.namespace))
+		default:
+			o.notef("No ManifestWorkReplicaSets%s: create one with `flotilla create work NAME -f FILE --placement NAMESPACE/PLACEMENT`.", inNamespace(o.namespace))
+		}
+		return nil
+	}
+	now := time.Now()
+	views, err := replicaSetViews(ctx, c, items, now)
+	if err != nil {
+		return err
+	}
+	header, rows := replicaSetTable(views, now, o.output == outputWide)
+	return printTable(o.streams.Out, header, rows)
+}
+
+// inNamespace is " in namespace NS", or nothing for every namespace.
+func inNamespace(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " in namespace " + ns
 }
 
 // list gets the works asked for; a --cluster that does not exist is an

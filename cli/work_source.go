@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/work"
 )
 
@@ -25,8 +26,13 @@ type workSource struct {
 	spec workv1.ManifestWorkSpec
 	// labels and annotations of a ManifestWork file, kept on each copy.
 	labels, annotations map[string]string
-	// fromWork records that the file held a ManifestWork.
+	// fromWork records that the file held a ManifestWork (or a
+	// ManifestWorkReplicaSet, whose template spec is then the spec).
 	fromWork bool
+	// replicaSet is the spec of a ManifestWorkReplicaSet file, nil for others.
+	replicaSet *workv1alpha1.ManifestWorkReplicaSetSpec
+	// namespace is the metadata.namespace of a ManifestWorkReplicaSet file.
+	namespace string
 	// where names manifest i in messages.
 	where func(i int) string
 }
@@ -88,6 +94,19 @@ func parseWorkSource(name string, data []byte) (*workSource, error) {
 			}
 			src.spec, src.labels, src.annotations, src.fromWork = mw.Spec, mw.Labels, mw.Annotations, true
 			src.where = func(i int) string { return fmt.Sprintf("spec.workload.manifests[%d] of %s", i, name) }
+		case head.Kind == "ManifestWorkReplicaSet" && head.APIVersion == workv1alpha1.GroupVersion.String():
+			if len(docs) > 1 {
+				return nil, fmt.Errorf("%s: document %d is a ManifestWorkReplicaSet, but the file holds %d documents: give either one ManifestWorkReplicaSet or plain Kubernetes manifests", name, i+1, len(docs))
+			}
+			rs := &workv1alpha1.ManifestWorkReplicaSet{}
+			if err := yaml.UnmarshalStrict(doc, rs); err != nil {
+				return nil, fmt.Errorf("%s: the ManifestWorkReplicaSet does not match %s: %w", name, workv1alpha1.GroupVersion, err)
+			}
+			src.spec, src.labels, src.annotations, src.fromWork = rs.Spec.ManifestWorkTemplate, rs.Labels, rs.Annotations, true
+			src.replicaSet, src.namespace = &rs.Spec, rs.Namespace
+			src.where = func(i int) string {
+				return fmt.Sprintf("spec.manifestWorkTemplate.workload.manifests[%d] of %s", i, name)
+			}
 		case head.Kind == "List" && head.APIVersion == "v1":
 			var list struct {
 				Items []json.RawMessage `json:"items"`
@@ -113,7 +132,7 @@ func parseWorkSource(name string, data []byte) (*workSource, error) {
 		}
 	}
 	if len(src.spec.Workload.Manifests) == 0 {
-		return nil, fmt.Errorf("%s holds no manifests: give the Kubernetes objects to apply on the clusters, or a ManifestWork", name)
+		return nil, fmt.Errorf("%s holds no manifests: give the Kubernetes objects to apply on the clusters, a ManifestWork or a ManifestWorkReplicaSet", name)
 	}
 	if problems := work.Validate(src.spec.Workload.Manifests); len(problems) > 0 {
 		return nil, fmt.Errorf("the hub would refuse this work: %s", work.Describe(problems, src.where))

@@ -129,9 +129,9 @@ func TestWorkFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"create"}, "name what to create"},
-		{[]string{"create", "work"}, "name the ManifestWork"},
+		{[]string{"create", "work"}, "name the work"},
 		{[]string{"create", "work", "Bad_Name", "-f", good, "--clusters", "c1"}, `"Bad_Name" is not a valid ManifestWork name`},
-		{[]string{"create", "work", "w", "-f", good}, "--clusters is required"},
+		{[]string{"create", "work", "w", "-f", good}, "--clusters or --placement is required"},
 		{[]string{"create", "work", "w", "--clusters", "c1"}, "-f is required"},
 		{[]string{"create", "work", "w", "-f", filepath.Join(dir, "missing.yaml"), "--clusters", "c1"}, "cannot read -f " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"},
 		{[]string{"create", "work", "w", "-f", dir, "--clusters", "c1"}, "is a directory"},

@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
+)
+
+// rolloutTimeAnnotation on a ManifestWork is when the hub last wrote its
+// spec for the replica set: progressDeadline counts from it.
+const rolloutTimeAnnotation = "work.flotilla.io/rollout-time"
+
+// clusterPhase is where one chosen cluster stands in a replica set's rollout.
+type clusterPhase string
+
+const (
+	// phasePending: the cluster has no ManifestWork yet, or one with an
+	// older spec, and waits for its turn.
+	phasePending clusterPhase = "Pending"
+	// phaseApplying: the cluster has the current spec, and its agent has
+	// not reported it Applied and Available yet.
+	phaseApplying clusterPhase = "Applying"
+	// phaseAvailable: the cluster runs the current spec.
+	phaseAvailable clusterPhase = "Available"
+	// phaseFailed: the cluster has the current spec and reports it
+	// Degraded, or did not become available within progressDeadline.
+	phaseFailed clusterPhase = "Failed"
+)
+
+// clusterRollout is one chosen cluster of a replica set, as the CLI shows it.
+type clusterRollout struct {
+	cluster   string
+	placement string
+	work      *workv1.ManifestWork
+	// want is the ManifestWork spec the cluster should get (overrides and
+	// division applied); nil when the spec cannot be rendered.
+	want  *workv1.ManifestWorkSpec
+	phase clusterPhase
+	// why says what the cluster lacks or why it failed; empty when available.
+	why string
+}
+
+// replicaSetView is a replica set with what its clusters have.
+type replicaSetView struct {
+	rs *workv1alpha1.ManifestWorkReplicaSet
+	// clusters are the chosen clusters, by Placement then name.
+	clusters []clusterRollout
+	// orphans are ManifestWorks of clusters no Placement chooses any more.
+	orphans []*workv1.ManifestWork
+	// renderErr says why the overrides or the division cannot apply.
+	renderErr error
+}
+
+// loadReplicaSetView reads what a replica set's clusters have: the
+// decisions of its Placements, its ManifestWorks (by label) and the
+// clusters' labels, to render each cluster's spec as the hub does.
+func loadReplicaSetView(ctx context.Context, c *clients, rs *workv1alpha1.ManifestWorkReplicaSet, now time.Time) (*replicaSetView, error) {
+	works := &workv1.ManifestWorkList{}
+	owner := rs.Namespace + "." + rs.Name
+	if err := c.ctrl.List(ctx, works, client.MatchingLabels{workv1.ManifestWorkReplicaSetLabel: owner}); err != nil {
+		return nil, explainClusterAPI(err, c, "list the ManifestWorks of ManifestWorkReplicaSet "+rs.Namespace+"/"+rs.Name)
+	}
+	placementOf := map[string]string{}
+	var chosen []string
+	for _, ref := range rs.Spec.PlacementRefs {
+		p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, Name: ref.Name}}
+		names, err := placementClusters(ctx, c, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if _, ok := placementOf[n]; !ok {
+				placementOf[n] = ref.Name
+				chosen = append(chosen, n)
+			}
+		}
+	}
+	clusters := &clusterv1.ManagedClusterList{}
+	if len(chosen) > 0 {
+		if err := c.ctrl.List(ctx, clusters); err != nil {
+			return nil, explainClusterAPI(err, c, "list ManagedClusters")
+		}
+	}
+	return buildReplicaSetView(rs, chosen, placementOf, clusters.Items, works.Items, now), nil
+}
+
+// buildReplicaSetView classifies each chosen cluster; chosen is in the
+// Placements' order, placementOf maps a cluster to the Placement that chose it.
+func buildReplicaSetView(rs *workv1alpha1.ManifestWorkReplicaSet, chosen []string, placementOf map[string]string, managed []clusterv1.ManagedCluster, works []workv1.ManifestWork, now time.Time) *replicaSetView {
+	v := &replicaSetView{rs: rs}
+	var targets []render.Cluster
+	for _, name := range chosen {
+		t := render.Cluster{Name: name}
+		if i := slices.IndexFunc(managed, func(mc clusterv1.ManagedCluster) bool { return mc.Name == name }); i >= 0 {
+			t.Labels = managed[i].Labels
+			t.Allocatable = toCoreResources(managed[i].Status.Allocatable)
+		}
+		targets = append(targets, t)
+	}
+	var rendered map[string]workv1.ManifestWorkSpec
+	if len(targets) > 0 {
+		rendered, v.renderErr = render.Plan(&rs.Spec, targets)
+	}
+	byCluster := map[string]*workv1.ManifestWork{}
+	for i := range works {
+		byCluster[works[i].Namespace] = &works[i]
+	}
+	for _, name := range chosen {
+		cr := clusterRollout{cluster: name, placement: placementOf[name], work: byCluster[name]}
+		if spec, ok := rendered[name]; ok {
+			cr.want = &spec
+		}
+		cr.phase, cr.why = classifyCluster(cr, deadlineOf(rs, cr.placement), now)
+		v.clusters = append(v.clusters, cr)
+		delete(byCluster, name)
+	}
+	for _, w := range byCluster {
+		v.orphans = append(v.orphans, w)
+	}
+	slices.SortFunc(v.orphans, func(a, b *workv1.ManifestWork) int { return strings.Compare(a.Namespace, b.Namespace) })
+	return v
+}
+
+// classifyCluster says where a cluster stands and why, as the hub's
+// rollout counts it: a cluster succeeds once its agent reports the current
+// spec Applied and Available, and fails when it reports it Degraded or
+// has not succeeded deadline after the hub wrote it.
+func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (clusterPhase, string) {
+	w := cr.work
+	switch {
+	case w == nil:
+		return phasePending, "no ManifestWork yet: waiting for its turn in the rollout"
+	case cr.want != nil && !sameWorkSpec(w.Spec, *cr.want):
+		return phasePending, "has the previous spec: waiting for its turn in the rollout"
+	case w.DeletionTimestamp != nil:
+		return phasePending, "its ManifestWork is being deleted"
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkDegraded); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= w.Generation {
+		return phaseFailed, "Degraded: " + c.Message
+	}
+	missing := workMissing(w, w.Generation)
+	if len(missing) == 0 {
+		return phaseAvailable, ""
+	}
+	if deadline > 0 {
+		if at, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation]); err == nil && !now.Before(at.Add(deadline)) {
+			return phaseFailed, fmt.Sprintf("not Available within progressDeadline %s: %s", deadline, missing[0])
+		}
+	}
+	return phaseApplying, missing[0]
+}
+
+// sameWorkSpec compares two ManifestWork specs, the manifests as JSON
+// values: the API server gives them back re-encoded, keys in another order.
+func sameWorkSpec(a, b workv1.ManifestWorkSpec) bool {
+	if len(a.Workload.Manifests) != len(b.Workload.Manifests) {
+		return false
+	}
+	for i := range a.Workload.Manifests {
+		var x, y any
+		if json.Unmarshal(a.Workload.Manifests[i].Raw, &x) != nil || json.Unmarshal(b.Workload.Manifests[i].Raw, &y) != nil || !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	a.Workload.Manifests, b.Workload.Manifests = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// strategyOf is the rollout strategy of a Placement of the replica set.
+func strategyOf(rs *workv1alpha1.ManifestWorkReplicaSet, placement string) workv1alpha1.RolloutStrategy {
+	for _, ref := range rs.Spec.PlacementRefs {
+		if ref.Name == placement {
+			return ref.RolloutStrategy
+		}
+	}
+	return workv1alpha1.RolloutStrategy{}
+}
+
+// rolloutConfig is the timing and failure budget of a strategy.
+func rolloutConfig(s workv1alpha1.RolloutStrategy) workv1alpha1.RolloutConfig {
+	switch {
+	case s.Type == workv1alpha1.Progressive && s.Progressive != nil:
+		return s.Progressive.RolloutConfig
+	case s.Type == workv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		return s.ProgressivePerGroup.RolloutConfig
+	case s.All != nil:
+		return s.All.RolloutConfig
+	}
+	return workv1alpha1.RolloutConfig{}
+}
+
+// deadlineOf is the progressDeadline of a Placement's strategy; zero is None.
+func deadlineOf(rs *workv1alpha1.ManifestWorkReplicaSet, placement string) time.Duration {
+	d, err := time.ParseDuration(rolloutConfig(strategyOf(rs, placement)).ProgressDeadline)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// maxFailuresOf resolves a Placement's maxFailures against its cluster count.
+func maxFailuresOf(rs *workv1alpha1.ManifestWorkReplicaSet, placement string, total int) int {
+	s := strategyOf(rs, placement)
+	if s.Type == "" || s.Type == workv1alpha1.All {
+		return math.MaxInt // All sends everything at once: a failure holds nothing back
+	}
+	mf := rolloutConfig(s).MaxFailures
+	if mf.Type == intstr.String {
+		n, _ := intstr.GetScaledValueFromIntOrPercent(&mf, total, false)
+		return n
+	}
+	return mf.IntValue()
+}
+
+// rollout sums the view up: Complete, Stopped (a progressive rollout
+// holds back clusters because too many failed), or Progressing with how
+// many clusters run the current spec. The hub's own word (the
+// PlacementRolledOut condition) decides completeness.
+func (v *replicaSetView) rollout() string {
+	rs := v.rs
+	if c := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified); c != nil && c.Status != metav1.ConditionTrue {
+		switch c.Reason {
+		case workv1alpha1.ReasonPlacementDecisionEmpty:
+			return "Waiting: no cluster chosen"
+		case workv1alpha1.ReasonPlacementDecisionNotFound:
+			return "Waiting: Placement not found"
+		}
+		return "Waiting: " + c.Reason
+	}
+	if v.renderErr != nil {
+		return "Invalid: see describe"
+	}
+	var available, pending int
+	failed := map[string][]string{}
+	perPlacement := map[string]int{}
+	for _, cr := range v.clusters {
+		perPlacement[cr.placement]++
+		switch cr.phase {
+		case phaseAvailable:
+			available++
+		case phasePending:
+			pending++
+		case phaseFailed:
+			failed[cr.placement] = append(failed[cr.placement], cr.cluster)
+		}
+	}
+	var failedNames []string
+	stopped := false
+	for _, ref := range rs.Spec.PlacementRefs {
+		failedNames = append(failedNames, failed[ref.Name]...)
+		if len(failed[ref.Name]) > maxFailuresOf(rs, ref.Name, perPlacement[ref.Name]) {
+			stopped = true
+		}
+	}
+	rolled := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)
+	switch {
+	case len(v.clusters) == 0 && rolled == nil:
+		return "Waiting: not scheduled yet"
+	case stopped && pending > 0:
+		return "Stopped: " + strings.Join(failedNames, ",") + " failed"
+	case rolled != nil && rolled.Status == metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && len(failedNames) == 0 && pending == 0:
+		return "Complete"
+	}
+	s := fmt.Sprintf("Progressing %d/%d", available, len(v.clusters))
+	if len(failedNames) > 0 {
+		s += " (" + strings.Join(failedNames, ",") + " failed)"
+	}
+	return s
+}
+
+// replicasAndImages sums up what a rendered spec runs: the spec.replicas
+// and container images of its manifests, e.g. "2", "nginx:1.27".
+func replicasAndImages(spec *workv1.ManifestWorkSpec) (replicas, images string) {
+	if spec == nil {
+		return "?", "?"
+	}
+	var reps, imgs []string
+	for _, m := range spec.Workload.Manifests {
+		var obj struct {
+			Spec struct {
+				Replicas *int64 `json:"replicas"`
+				Template struct {
+					Spec struct {
+						InitContainers []struct{ Image string } `json:"initContainers"`
+						Containers     []struct{ Image string } `json:"containers"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(m.Raw, &obj) != nil {
+			continue
+		}
+		if obj.Spec.Replicas != nil {
+			reps = append(reps, strconv.FormatInt(*obj.Spec.Replicas, 10))
+		}
+		for _, c := range append(obj.Spec.Template.Spec.InitContainers, obj.Spec.Template.Spec.Containers...) {
+			if c.Image != "" && !slices.Contains(imgs, c.Image) {
+				imgs = append(imgs, c.Image)
+			}
+		}
+	}
+	return cmp.Or(strings.Join(reps, ","), "-"), cmp.Or(strings.Join(imgs, ","), "-")
+}
+
+// toCoreResources converts a cluster's allocatable to the core type render takes.
+func toCoreResources(l clusterv1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for k, v := range l {
+		out[corev1.ResourceName(k)] = v
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+func specOf(raw ...string) workv1.ManifestWorkSpec {
+	var s workv1.ManifestWorkSpec
+	for _, r := range raw {
+		s.Workload.Manifests = append(s.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(r)}})
+	}
+	return s
+}
+
+func TestSameWorkSpec(t *testing.T) {
+	a := specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}`)
+	if !sameWorkSpec(a, specOf(`{"data":{"a":"1"},"metadata":{"name":"x"},"kind":"ConfigMap"}`)) {
+		t.Error("the same manifest with keys in another order differs")
+	}
+	if sameWorkSpec(a, specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"2"}}`)) {
+		t.Error("different data is the same")
+	}
+	b := specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}`)
+	b.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan}
+	if sameWorkSpec(a, b) {
+		t.Error("a different deleteOption is the same")
+	}
+}
+
+// replicaSetOf is a replica set over Placement web with the given strategy and conditions.
+func replicaSetOf(s workv1alpha1.RolloutStrategy, conds ...metav1.Condition) *workv1alpha1.ManifestWorkReplicaSet {
+	return &workv1alpha1.ManifestWorkReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello", Generation: 2},
+		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
+			ManifestWorkTemplate: specOf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`),
+			PlacementRefs:        []workv1alpha1.LocalPlacementReference{{Name: "web", RolloutStrategy: s}},
+		},
+		Status: workv1alpha1.ManifestWorkReplicaSetStatus{Conditions: conds},
+	}
+}
+
+// workIn is a ManifestWork of the replica set in cluster with spec, written at
+// pushed, with the agent's conditions for its generation.
+func workIn(cluster string, spec workv1.ManifestWorkSpec, pushed time.Time, applied, available, degraded metav1.ConditionStatus) workv1.ManifestWork {
+	w := workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "hello", Generation: 1,
+		Annotations: map[string]string{rolloutTimeAnnotation: pushed.UTC().Format(time.RFC3339)}}, Spec: spec}
+	for t, s := range map[string]metav1.ConditionStatus{workv1.WorkApplied: applied, workv1.WorkAvailable: available, workv1.WorkDegraded: degraded} {
+		if s != "" {
+			w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: t, Status: s, ObservedGeneration: 1, Reason: "Test", Message: t + " " + string(s)})
+		}
+	}
+	return w
+}
+
+func TestReplicaSetViewRollout(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	progressive := workv1alpha1.RolloutStrategy{Type: workv1alpha1.Progressive, Progressive: &workv1alpha1.RolloutProgressive{
+		RolloutConfig: workv1alpha1.RolloutConfig{ProgressDeadline: "1m"}, MaxConcurrency: intstr.FromInt32(1)}}
+	all := workv1alpha1.RolloutStrategy{Type: workv1alpha1.All}
+	verified := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAsExpected}
+	complete := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonComplete, ObservedGeneration: 2}
+	rolling := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut, Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonProgressing, ObservedGeneration: 2}
+	cur := replicaSetOf(all).Spec.ManifestWorkTemplate
+	old := specOf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"},"data":{"v":"1"}}`)
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	chosen := []string{"c1", "c2", "c3"}
+	for _, tc := range []struct {
+		name   string
+		rs     *workv1alpha1.ManifestWorkReplicaSet
+		works  []workv1.ManifestWork
+		want   string
+		phases []clusterPhase
+	}{
+		{"first cluster rolling out", replicaSetOf(progressive, verified, rolling),
+			[]workv1.ManifestWork{workIn("c1", cur, now.Add(-10*time.Second), T, "", "")},
+			"Progressing 0/3", []clusterPhase{phaseApplying, phasePending, phasePending}},
+		{"second cluster has the old spec", replicaSetOf(progressive, verified, rolling),
+			[]workv1.ManifestWork{workIn("c1", cur, now.Add(-time.Minute), T, T, F), workIn("c2", old, now.Add(-time.Hour), T, T, F)},
+			"Progressing 1/3", []clusterPhase{phaseAvailable, phasePending, phasePending}},
+		{"stopped: c2 not available within the deadline", replicaSetOf(progressive, verified, rolling),
+			[]workv1.ManifestWork{workIn("c1", cur, now.Add(-3*time.Minute), T, T, F), workIn("c2", cur, now.Add(-2*time.Minute), F, "", ""), workIn("c3", old, now.Add(-time.Hour), T, T, F)},
+			"Stopped: c2 failed", []clusterPhase{phaseAvailable, phaseFailed, phasePending}},
+		{"degraded fails at once", replicaSetOf(progressive, verified, rolling),
+			[]workv1.ManifestWork{workIn("c1", cur, now.Add(-time.Second), T, T, T)},
+			"Stopped: c1 failed", []clusterPhase{phaseFailed, phasePending, phasePending}},
+		{"All does not stop on a failure", replicaSetOf(all, verified, rolling),
+			[]workv1.ManifestWork{workIn("c1", cur, now, T, T, T), workIn("c2", cur, now, T, T, F)},
+			"Progressing 1/3 (c1 failed)", []clusterPhase{phaseFailed, phaseAvailable, phasePending}},
+		{"complete", replicaSetOf(progressive, verified, complete),
+			[]workv1.ManifestWork{workIn("c1", cur, now, T, T, F), workIn("c2", cur, now, T, T, F), workIn("c3", cur, now, T, T, F)},
+			"Complete", []clusterPhase{phaseAvailable, phaseAvailable, phaseAvailable}},
+		{"complete for an older generation is not", replicaSetOf(progressive, verified, func() metav1.Condition { c := complete; c.ObservedGeneration = 1; return c }()),
+			[]workv1.ManifestWork{workIn("c1", cur, now, T, T, F), workIn("c2", cur, now, T, T, F), workIn("c3", cur, now, T, T, F)},
+			"Progressing 3/3", []clusterPhase{phaseAvailable, phaseAvailable, phaseAvailable}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			placementOf := map[string]string{"c1": "web", "c2": "web", "c3": "web"}
+			v := buildReplicaSetView(tc.rs, chosen, placementOf, nil, tc.works, now)
+			if v.renderErr != nil {
+				t.Fatal(v.renderErr)
+			}
+			if got := v.rollout(); got != tc.want {
+				t.Errorf("rollout = %q, want %q", got, tc.want)
+			}
+			for i, cr := range v.clusters {
+				if cr.phase != tc.phases[i] {
+					t.Errorf("%s: phase %s (%s), want %s", cr.cluster, cr.phase, cr.why, tc.phases[i])
+				}
+			}
+		})
+	}
+	v := buildReplicaSetView(replicaSetOf(all, metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified,
+		Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonPlacementDecisionEmpty}), nil, nil, nil, nil, now)
+	if got := v.rollout(); got != "Waiting: no cluster chosen" {
+		t.Errorf("rollout = %q", got)
+	}
+}
+
+func TestReplicasAndImages(t *testing.T) {
+	spec := specOf(`{"kind":"Deployment","spec":{"replicas":2,"template":{"spec":{"initContainers":[{"image":"init:1"}],"containers":[{"image":"app:1"},{"image":"app:1"}]}}}}`,
+		`{"kind":"ConfigMap"}`)
+	r, i := replicasAndImages(&spec)
+	if r != "2" || i != "init:1,app:1" {
+		t.Errorf("got %q %q", r, i)
+	}
+	if r, i := replicasAndImages(nil); r != "?" || i != "?" {
+		t.Errorf("nil: %q %q", r, i)
+	}
+}
