@@ -7,6 +7,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/placement"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset"
 )
 
 // setupControllers adds every hub controller to the manager. Each
@@ -14,7 +15,7 @@ import (
 func setupControllers(mgr manager.Manager) error {
 	for _, setup := range []func(manager.Manager) error{
 		registration.Setup,
-		clusterset.Setup, placement.Setup, policy.Setup,
+		clusterset.Setup, placement.Setup, policy.Setup, workreplicaset.Setup,
 	} {
 		if err := setup(mgr); err != nil {
 			return err

@@ -1,0 +1,110 @@
+package workreplicaset
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// Client-side rate limit of the ManifestWork writer: a fan-out to 1,000
+// clusters is 1,000 creates, which should take seconds, not minutes.
+const (
+	writerQPS   = 500
+	writerBurst = 1000
+)
+
+// Setup adds the ManifestWorkReplicaSet controller to the hub manager.
+func Setup(mgr manager.Manager) error {
+	works, err := newWorkCache(mgr)
+	if err != nil {
+		return fmt.Errorf("set up the ManifestWorkReplicaSet controller: %w", err)
+	}
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.QPS, cfg.Burst = max(cfg.QPS, writerQPS), max(cfg.Burst, writerBurst)
+	writer, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("set up the ManifestWorkReplicaSet controller: ManifestWork client: %w", err)
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Works: works, Writer: writer, Recorder: mgr.GetEventRecorder(recorderName)}
+	if err := r.SetupWithManager(mgr, works); err != nil {
+		return fmt.Errorf("set up the ManifestWorkReplicaSet controller: %w", err)
+	}
+	return nil
+}
+
+// newWorkCache starts, with the manager, a cache of the ManifestWorks that
+// carry ManifestWorkReplicaSetLabel only, indexed by that label: at 5,000
+// cluster namespaces the other works are none of this controller's business.
+func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
+	owned, err := labels.NewRequirement(workv1.ManifestWorkReplicaSetLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(),
+		Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*owned)},
+		},
+		// Only ManifestWorks are read from here; anything else is a bug.
+		ReaderFailOnMissingInformer: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the ManifestWork cache: %w", err)
+	}
+	if _, err := c.GetInformer(context.Background(), &workv1.ManifestWork{}); err != nil {
+		return nil, fmt.Errorf("ManifestWork informer: %w", err)
+	}
+	if err := c.IndexField(context.Background(), &workv1.ManifestWork{}, ownerIndex, func(o client.Object) []string {
+		if v := o.GetLabels()[workv1.ManifestWorkReplicaSetLabel]; v != "" {
+			return []string{v}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("index ManifestWorks by replica set: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("add the ManifestWork cache: %w", err)
+	}
+	return c, nil
+}
+
+// SetupWithManager registers the reconciler, its indexes and its watches;
+// works is the cache of replica-set ManifestWorks.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, works cache.Cache) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &workv1alpha1.ManifestWorkReplicaSet{}, placementIndex, placementKeys); err != nil {
+		return fmt.Errorf("index ManifestWorkReplicaSets by Placement: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1beta1.PlacementDecision{}, decisionClusterIndex, decisionClusters); err != nil {
+		return fmt.Errorf("index PlacementDecisions by cluster: %w", err)
+	}
+	specChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("manifestworkreplicaset").
+		For(&workv1alpha1.ManifestWorkReplicaSet{}, builder.WithPredicates(replicaSetChanged())).
+		WatchesRawSource(source.Kind(works, &workv1.ManifestWork{}, handler.TypedEnqueueRequestsFromMapFunc(ownerOfWork))).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfDecision)).
+		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfPlacement), specChanged).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfCluster), builder.WithPredicates(clusterChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
+		Complete(r)
+}

@@ -1,0 +1,232 @@
+package workreplicaset
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// setStatus writes the summaries and conditions into the replica set (the
+// deferred patch sends them), and ends invalid input with a TerminalError.
+func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error) {
+	st := &s.mwrs.Status
+	st.Summary, st.PlacementsSummary = summarize(s)
+	old := map[string]metav1.Condition{}
+	for _, c := range st.Conditions {
+		old[c.Type] = c
+	}
+	for _, c := range []metav1.Condition{placementVerified(s), manifestworkApplied(s), placementRolledOut(s)} {
+		c.ObservedGeneration = s.mwrs.Generation
+		meta.SetStatusCondition(&st.Conditions, c)
+		if prev, ok := old[c.Type]; ok && prev.Reason == c.Reason && prev.Status == c.Status {
+			continue
+		}
+		switch {
+		case c.Reason == workv1alpha1.ReasonComplete:
+			s.event(corev1.EventTypeNormal, "RolloutComplete", "Rollout", "%s", c.Message)
+		case c.Status == metav1.ConditionFalse && c.Reason != workv1alpha1.ReasonProcessing && c.Reason != workv1alpha1.ReasonProgressing:
+			s.event(corev1.EventTypeWarning, c.Reason, "Reconcile", "%s: %s", c.Type, c.Message)
+		}
+	}
+	if s.invalid != nil {
+		return ctrl.Result{}, reconcile.TerminalError(s.invalid)
+	}
+	return ctrl.Result{}, nil
+}
+
+// summarize counts the works of all placements and of each.
+func summarize(s *scope) (workv1alpha1.ManifestWorkReplicaSetSummary, []workv1alpha1.PlacementSummary) {
+	var total workv1alpha1.ManifestWorkReplicaSetSummary
+	for _, w := range s.works {
+		count(&total, w, false)
+	}
+	total.DesiredTotal = len(s.chosen)
+	placements := make([]workv1alpha1.PlacementSummary, 0, len(s.placements))
+	for _, pt := range s.placements {
+		ps := workv1alpha1.PlacementSummary{Name: pt.name}
+		ps.Summary.DesiredTotal = len(pt.clusters)
+		groups, availableGroups := map[group]bool{}, map[group]bool{}
+		for _, c := range pt.clusters {
+			w := s.works[c]
+			g := pt.groups[c]
+			if _, seen := groups[g]; !seen {
+				groups[g], availableGroups[g] = true, true
+			}
+			if !isAvailable(w) {
+				availableGroups[g] = false
+			}
+			if w == nil {
+				continue
+			}
+			spec, ok := s.rendered[c]
+			updated := ok && specEqual(&w.Spec, &spec)
+			count(&ps.Summary, w, updated)
+			if updated {
+				total.Updated++
+			}
+		}
+		n := 0
+		for _, ok := range availableGroups {
+			if ok {
+				n++
+			}
+		}
+		ps.AvailableDecisionGroups = fmt.Sprintf("%d/%d", n, len(groups))
+		placements = append(placements, ps)
+	}
+	return total, placements
+}
+
+// count adds w to sum.
+func count(sum *workv1alpha1.ManifestWorkReplicaSetSummary, w *workv1.ManifestWork, updated bool) {
+	sum.Total++
+	if updated {
+		sum.Updated++
+	}
+	for _, c := range w.Status.Conditions {
+		if c.Status != metav1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case workv1.WorkApplied:
+			sum.Applied++
+		case workv1.WorkAvailable:
+			sum.Available++
+		case workv1.WorkDegraded:
+			sum.Degraded++
+		case workv1.WorkProgressing:
+			sum.Progressing++
+		}
+	}
+}
+
+// placementVerified says whether every Placement and its decisions were found.
+func placementVerified(s *scope) metav1.Condition {
+	cond := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified}
+	var missing, undecided []string
+	for _, pt := range s.placements {
+		switch {
+		case !pt.found:
+			missing = append(missing, pt.name)
+		case !pt.decided:
+			undecided = append(undecided, pt.name)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound
+		cond.Message = fmt.Sprintf("Placements %v do not exist in namespace %s: create them or fix spec.placementRefs", missing, s.mwrs.Namespace)
+	case len(undecided) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound
+		cond.Message = fmt.Sprintf("Placements %v have no PlacementDecisions yet", undecided)
+	case s.invalid == nil && len(s.chosen) == 0 && len(s.placements) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionEmpty
+		cond.Message = "the Placements chose no cluster"
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonAsExpected
+		cond.Message = fmt.Sprintf("%d clusters chosen", len(s.chosen))
+	}
+	return cond
+}
+
+// manifestworkApplied says whether every chosen cluster has its work, and
+// names what keeps the works from being as desired.
+func manifestworkApplied(s *scope) metav1.Condition {
+	cond := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied}
+	missing := 0
+	for c := range s.chosen {
+		if s.works[c] == nil {
+			missing++
+		}
+	}
+	switch {
+	case s.invalid != nil:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
+		cond.Message = s.invalid.Error() + "; the ManifestWorks are left as they are until the spec is fixed"
+	case len(s.conflicts) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
+		cond.Message = fmt.Sprintf("a ManifestWork named %s that this replica set does not own exists in the namespaces of clusters %v: delete it, or rename the replica set", s.mwrs.Name, s.conflicts)
+	case missing > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProcessing
+		cond.Message = fmt.Sprintf("%d of %d chosen clusters have their ManifestWork", len(s.chosen)-missing, len(s.chosen))
+		if len(s.missingNamespace) > 0 {
+			cond.Message += fmt.Sprintf("; the hub namespaces of clusters %v do not exist yet", s.missingNamespace)
+		}
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonAsExpected
+		cond.Message = fmt.Sprintf("%d ManifestWorks exist, one for each chosen cluster", len(s.chosen))
+	}
+	if kept := keptMessage(s.kept); kept != "" {
+		cond.Message += "; " + kept
+	}
+	return cond
+}
+
+// placementRolledOut says whether every placement's rollout is complete,
+// and which stopped or is still under way.
+func placementRolledOut(s *scope) metav1.Condition {
+	cond := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut}
+	var stopped, progressing []string
+	done := 0
+	for _, pt := range s.placements {
+		ro := pt.rollout
+		switch {
+		case ro.stopped:
+			var bad []string
+			for _, f := range ro.failed {
+				bad = append(bad, fmt.Sprintf("%s (%s)", f.cluster, f.why))
+			}
+			stopped = append(stopped, fmt.Sprintf("Placement %s: rollout stopped, %s: %s", pt.name, ro.stopReason, strings.Join(bad, ", ")))
+		case ro.complete:
+			done += len(pt.clusters)
+		default:
+			progressing = append(progressing, fmt.Sprintf("Placement %s: %d of %d clusters rolled out, %d in progress, %d failed",
+				pt.name, ro.succeeded, len(pt.clusters), ro.inFlight, len(ro.failed)))
+		}
+	}
+	switch {
+	case s.invalid != nil:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
+		cond.Message = "nothing is rolled out until the spec is fixed (see ManifestworkApplied)"
+	case len(stopped) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
+		cond.Message = strings.Join(append(stopped, progressing...), "; ")
+	case len(progressing) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProgressing
+		cond.Message = strings.Join(progressing, "; ")
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonComplete
+		cond.Message = fmt.Sprintf("rolled out to %d clusters", done)
+	}
+	if kept := keptMessage(s.kept); kept != "" {
+		cond.Message += "; " + kept
+	}
+	return cond
+}
+
+// keptMessage says which works stay on unreachable clusters, and for what.
+func keptMessage(kept map[string]string) string {
+	if len(kept) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(kept)) {
+		parts = append(parts, fmt.Sprintf("%s until %s is Available", c, kept[c]))
+	}
+	noun := "works kept on unreachable clusters"
+	if len(kept) == 1 {
+		noun = "work kept on unreachable cluster"
+	}
+	return fmt.Sprintf("%d %s %s", len(kept), noun, strings.Join(parts, ", "))
+}

@@ -1,0 +1,160 @@
+package workreplicaset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+)
+
+// listWorks reads the replica set's ManifestWorks, by cluster.
+func (r *Reconciler) listWorks(ctx context.Context, s *scope) (ctrl.Result, error) {
+	works, err := r.ownWorks(ctx, s.owner)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.works = make(map[string]*workv1.ManifestWork, len(works))
+	for _, w := range works {
+		if w.Name == s.mwrs.Name {
+			s.works[w.Namespace] = w
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// syncWorks writes the new spec to the clusters the rollout picks now and
+// deletes the works of clusters that left, but those kept for failover.
+// With invalid input it writes nothing: the works stay as they are.
+func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.invalid != nil {
+		return ctrl.Result{}, nil
+	}
+	var jobs []func(context.Context) error
+	var mu sync.Mutex
+	var result ctrl.Result
+	for _, pt := range s.placements {
+		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now)
+		for _, c := range pt.rollout.push {
+			spec, cur := s.rendered[c], s.works[c]
+			jobs = append(jobs, func(ctx context.Context) error {
+				w, err := r.writeWork(ctx, s, c, pt.name, spec, cur)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case apierrors.IsAlreadyExists(err):
+					s.conflicts = append(s.conflicts, c)
+				case apierrors.IsNotFound(err) && cur == nil:
+					s.missingNamespace = append(s.missingNamespace, c)
+					result.RequeueAfter = missingNamespaceRetry
+				case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+					result.RequeueAfter = conflictRetry
+				case err != nil:
+					return err
+				default:
+					s.works[c] = w
+				}
+				return nil
+			})
+		}
+	}
+	doomed, err := r.leaving(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	writeErr := errors.Join(parallel(ctx, jobs)...)
+	slices.Sort(s.conflicts)
+	slices.Sort(s.missingNamespace)
+	if err := r.deleteWorks(ctx, doomed); err != nil || writeErr != nil {
+		return ctrl.Result{}, errors.Join(writeErr, err)
+	}
+	for _, w := range doomed {
+		delete(s.works, w.Namespace)
+	}
+	// The status describes the state after the writes.
+	for _, pt := range s.placements {
+		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now)
+		if pt.rollout.requeueAfter > 0 && (result.RequeueAfter == 0 || pt.rollout.requeueAfter < result.RequeueAfter) {
+			result.RequeueAfter = pt.rollout.requeueAfter
+		}
+	}
+	return result, nil
+}
+
+// states are the rollout states of the clusters a placement rolls out.
+func (s *scope) states(pt *placementTarget) []clusterState {
+	out := make([]clusterState, 0, len(pt.clusters))
+	for _, c := range pt.clusters {
+		spec := s.rendered[c]
+		out = append(out, stateOf(c, pt.groups[c], s.works[c], &spec))
+	}
+	return out
+}
+
+// writeWork creates cluster's work, or updates cur to spec.
+func (r *Reconciler) writeWork(ctx context.Context, s *scope, cluster, placement string, spec workv1.ManifestWorkSpec, cur *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+	if cur == nil {
+		w := newWork(s.mwrs, s.owner, cluster, placement, spec, s.now)
+		if err := r.Writer.Create(ctx, w); err != nil {
+			return nil, fmt.Errorf("create ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+		}
+		return w, nil
+	}
+	w := updatedWork(cur, placement, spec, s.now)
+	if err := r.Writer.Update(ctx, w); err != nil {
+		return nil, fmt.Errorf("update ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	return w, nil
+}
+
+// leaving returns the works of clusters no longer chosen that go now, and
+// records in s.kept those that stay for failover.
+func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestWork, error) {
+	var leavers []leaver
+	for c, w := range s.works {
+		if s.chosen[c] != nil || !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		l := leaver{cluster: c}
+		mc := &clusterv1.ManagedCluster{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: c}, mc); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("get ManagedCluster %s: %w", c, err)
+		}
+		for _, t := range mc.Spec.Taints {
+			if t.Key == clusterv1.ManagedClusterTaintUnreachable {
+				l.unreachableSince = t.TimeAdded.Time
+			}
+		}
+		leavers = append(leavers, l)
+	}
+	if len(leavers) == 0 {
+		return nil, nil
+	}
+	var candidates []candidate
+	for c := range s.chosen {
+		cand := candidate{cluster: c}
+		if w := s.works[c]; w != nil {
+			cand.workCreated, cand.available = w.CreationTimestamp.Time, isAvailable(w)
+		}
+		candidates = append(candidates, cand)
+	}
+	s.kept = keepForFailover(leavers, candidates)
+	var doomed []*workv1.ManifestWork
+	for _, l := range leavers {
+		if replacement, ok := s.kept[l.cluster]; ok {
+			klog.FromContext(ctx).V(1).Info("Keeping the work of an unreachable cluster until its replacement is Available",
+				"manifestWorkReplicaSet", klog.KObj(s.mwrs), "cluster", l.cluster, "replacement", replacement)
+			continue
+		}
+		doomed = append(doomed, s.works[l.cluster])
+	}
+	return doomed, nil
+}

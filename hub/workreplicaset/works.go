@@ -1,0 +1,168 @@
+package workreplicaset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// ownWorks lists a replica set's ManifestWorks from the works cache.
+func (r *Reconciler) ownWorks(ctx context.Context, owner string) ([]*workv1.ManifestWork, error) {
+	list := &workv1.ManifestWorkList{}
+	if err := r.Works.List(ctx, list, client.MatchingFields{ownerIndex: owner}); err != nil {
+		return nil, fmt.Errorf("list the ManifestWorks of %s: %w", owner, err)
+	}
+	out := make([]*workv1.ManifestWork, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// newWork is the ManifestWork of a replica set for a cluster.
+func newWork(mwrs *workv1alpha1.ManifestWorkReplicaSet, owner, cluster, placement string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
+	return &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: cluster,
+			Name:      mwrs.Name,
+			Labels: map[string]string{
+				workv1.ManifestWorkReplicaSetLabel:              owner,
+				workv1.ManifestWorkReplicaSetPlacementNameLabel: placement,
+			},
+			Annotations: map[string]string{rolloutTimeAnnotation: now.UTC().Format(time.RFC3339)},
+		},
+		Spec: spec,
+	}
+}
+
+// updatedWork is cur with spec written now, for placement.
+func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
+	w := cur.DeepCopy()
+	w.Labels = maps.Clone(cur.Labels)
+	w.Labels[workv1.ManifestWorkReplicaSetPlacementNameLabel] = placement
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[rolloutTimeAnnotation] = now.UTC().Format(time.RFC3339)
+	w.Spec = spec
+	return w
+}
+
+// specEqual compares two ManifestWork specs as JSON documents, so that the
+// API server's re-encoding of the manifests (key order, spacing) does not
+// count as a difference.
+func specEqual(a, b *workv1.ManifestWorkSpec) bool {
+	return reflect.DeepEqual(normalized(a), normalized(b))
+}
+
+func normalized(spec *workv1.ManifestWorkSpec) any {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return err.Error()
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err.Error()
+	}
+	return v
+}
+
+// stateOf is what the rollout knows of cluster's work w (nil: none yet).
+func stateOf(cluster string, g group, w *workv1.ManifestWork, rendered *workv1.ManifestWorkSpec) clusterState {
+	c := clusterState{name: cluster, group: g}
+	if w == nil || rendered == nil {
+		return c
+	}
+	c.updated = specEqual(&w.Spec, rendered)
+	c.pushedAt = pushedAt(w)
+	c.availableSince = availableSince(w)
+	if d := currentCondition(w, workv1.WorkDegraded); d != nil && d.Status == metav1.ConditionTrue {
+		c.degraded = true
+	}
+	return c
+}
+
+// currentCondition returns a condition of w only if it was observed for
+// w's current generation: older ones say nothing about the current spec.
+func currentCondition(w *workv1.ManifestWork, condType string) *metav1.Condition {
+	cond := meta.FindStatusCondition(w.Status.Conditions, condType)
+	if cond == nil || cond.ObservedGeneration != w.Generation {
+		return nil
+	}
+	return cond
+}
+
+// availableSince is when w became Applied and Available for its current
+// generation; zero while it is not.
+func availableSince(w *workv1.ManifestWork) time.Time {
+	applied := currentCondition(w, workv1.WorkApplied)
+	avail := currentCondition(w, workv1.WorkAvailable)
+	if applied == nil || avail == nil || applied.Status != metav1.ConditionTrue || avail.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	if avail.LastTransitionTime.After(applied.LastTransitionTime.Time) {
+		return avail.LastTransitionTime.Time
+	}
+	return applied.LastTransitionTime.Time
+}
+
+// isAvailable says whether w is Applied and Available for its generation.
+func isAvailable(w *workv1.ManifestWork) bool {
+	return w != nil && !availableSince(w).IsZero()
+}
+
+// pushedAt is when this controller last wrote w's spec (its creation when
+// the annotation is missing or unreadable).
+func pushedAt(w *workv1.ManifestWork) time.Time {
+	if t, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation]); err == nil {
+		return t
+	}
+	return w.CreationTimestamp.Time
+}
+
+// parallel runs jobs with at most writeWorkers at once and returns their
+// errors, nil for those that succeeded, in the order of jobs.
+func parallel(ctx context.Context, jobs []func(context.Context) error) []error {
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(writeWorkers, len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = jobs[i](ctx)
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errs
+}
+
+// deleteWorks deletes works, in parallel.
+func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWork) error {
+	jobs := make([]func(context.Context) error, len(works))
+	for i, w := range works {
+		jobs[i] = func(ctx context.Context) error {
+			if err := r.Writer.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+			}
+			return nil
+		}
+	}
+	return errors.Join(parallel(ctx, jobs)...)
+}
