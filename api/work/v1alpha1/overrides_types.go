@@ -196,7 +196,9 @@ type ClusterWeight struct {
 	// +optional
 	ClusterNames []string `json:"clusterNames,omitempty"`
 
-	// ClusterSelector selects clusters by their ManagedCluster labels.
+	// ClusterSelector selects clusters by their ManagedCluster labels. A
+	// cluster is selected when it is named in clusterNames or matches this
+	// selector; an entry with neither selects no cluster.
 	// +optional
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
 
