@@ -109,10 +109,13 @@ var policyScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// policyMapper maps the policy kinds without discovery; both are namespaced.
+// policyMapper maps the policy kinds without discovery; all are namespaced.
 func policyMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(policyv1.GroupVersion.WithKind(policyv1.PolicyKind), meta.RESTScopeNamespace)
+	// The cache asks whether a list kind is namespaced when the
+	// dependencies watch lists the cluster's policies.
+	m.Add(policyv1.GroupVersion.WithKind("PolicyList"), meta.RESTScopeNamespace)
 	m.Add(policyv1.GroupVersion.WithKind(policyv1.ConfigurationPolicyKind), meta.RESTScopeNamespace)
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -178,6 +179,7 @@ func (r *reconciler) dependents(ctx context.Context, o client.Object) []reconcil
 	}
 	list := &policyv1.PolicyList{}
 	if err := r.hub.List(ctx, list, client.InNamespace(r.cfg.ClusterName)); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot list the cluster's policies to find those that depend on a policy", "policy", klog.KObj(changed))
 		return nil
 	}
 	var reqs []reconcile.Request

@@ -33,15 +33,16 @@ func hasHubTemplates(root *policyv1.Policy) bool {
 // resolveHubTemplates resolves the hub templates of want, the copy of
 // s.root for cluster, in place. A template that does not resolve keeps
 // its text and gets templates.HubTemplatesErrorAnnotation, which the
-// agent reports; a new error on a cluster is also a Warning event on the
-// root. An error reading the hub is returned, to be retried.
-func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cur *policyv1.Policy, cluster string) error {
+// agent reports; notes are the errors the copy cur did not carry yet, for
+// Warning events once the copy is written. An error reading the hub is
+// returned, to be retried.
+func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cur *policyv1.Policy, cluster string) (notes []string, _ error) {
 	if !s.hubTemplates {
-		return nil
+		return nil, nil
 	}
 	mc := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: cluster}, mc); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("get ManagedCluster %s for the hub templates of %s: %w", cluster, rootName(s.root.Namespace, s.root.Name), err)
+		return nil, fmt.Errorf("get ManagedCluster %s for the hub templates of %s: %w", cluster, rootName(s.root.Namespace, s.root.Name), err)
 	}
 	data := templates.Data{
 		ManagedClusterName:   cluster,
@@ -57,7 +58,7 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 		out, refs, err := res.Resolve(t.ObjectDefinition.Raw, data)
 		s.refs = append(s.refs, refs...)
 		if s.reader.err != nil {
-			return s.reader.err
+			return nil, s.reader.err
 		}
 		if err == nil {
 			t.ObjectDefinition.Raw = out
@@ -65,14 +66,14 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 		}
 		marked, merr := withAnnotation(t.ObjectDefinition.Raw, templates.HubTemplatesErrorAnnotation, err.Error())
 		if merr != nil {
-			return fmt.Errorf("mark policy template %d of %s with its hub template error: %w", i, rootName(s.root.Namespace, s.root.Name), merr)
+			return nil, fmt.Errorf("mark policy template %d of %s with its hub template error: %w", i, rootName(s.root.Namespace, s.root.Name), merr)
 		}
 		t.ObjectDefinition.Raw = marked
 		if previousHubTemplateError(cur, i) != err.Error() {
-			s.event(corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "policy template %d for cluster %s: %s", i, cluster, err)
+			notes = append(notes, fmt.Sprintf("policy template %d for cluster %s: %s", i, cluster, err))
 		}
 	}
-	return nil
+	return notes, nil
 }
 
 // previousHubTemplateError is the hub template error that template i of

@@ -52,7 +52,8 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	var result ctrl.Result
 	for _, cluster := range s.clusters {
 		want := replicaOf(s.root, cluster)
-		if err := r.resolveHubTemplates(ctx, s, want, existing[cluster], cluster); err != nil {
+		notes, err := r.resolveHubTemplates(ctx, s, want, existing[cluster], cluster)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 		cp, err := r.writeCopy(ctx, want, existing[cluster])
@@ -63,6 +64,11 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 		}
 		if err != nil {
 			return ctrl.Result{}, err
+		}
+		// The event describes the copy just written, not the root's status:
+		// it goes now, so that a later failure of this pass cannot lose it.
+		for _, n := range notes {
+			r.Recorder.Eventf(s.root, nil, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", n)
 		}
 		s.copies[cluster] = cp
 		delete(existing, cluster)

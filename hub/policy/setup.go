@@ -28,6 +28,9 @@ func Setup(mgr manager.Manager) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the policy propagator: %w", err)
 	}
+	if err := (&SetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the PolicySet status controller: %w", err)
+	}
 	return nil
 }
 
