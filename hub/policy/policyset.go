@@ -82,7 +82,9 @@ func setPlacements(set string, bindings []policyv1.PlacementBinding) []policyv1b
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b policyv1beta1.PolicySetStatusPlacement) int { return strings.Compare(a.PlacementBinding, b.PlacementBinding) })
+	slices.SortFunc(out, func(a, b policyv1beta1.PolicySetStatusPlacement) int {
+		return strings.Compare(a.PlacementBinding, b.PlacementBinding)
+	})
 	return out
 }
 
