@@ -69,6 +69,9 @@ type Result struct {
 	// Err, when set, says why no object template could be evaluated (for
 	// example object-templates-raw does not resolve); Templates is empty.
 	Err *policyv1.TemplateError
+	// policy is the evaluated ConfigurationPolicy, whose customMessage
+	// Message renders.
+	policy *policyv1.ConfigurationPolicy
 }
 
 // TemplateResult is the outcome of one object template.
@@ -180,19 +183,25 @@ func (r *Result) Compliance() policyv1.ComplianceState {
 // Message is the policy's compliance message in OCM's form: the compliance,
 // then one clause per object template, e.g.
 // "NonCompliant; violation - namespaces [prod] not found".
+// A customMessage for the compliance replaces what follows "<compliance>; ".
 func (r *Result) Message() string {
 	var b strings.Builder
-	b.WriteString(string(r.Compliance()))
 	if r.Err != nil {
-		b.WriteString("; violation - " + r.Err.Message)
+		b.WriteString("violation - " + r.Err.Message)
 	}
-	for _, t := range r.Templates {
-		b.WriteString("; ")
+	for i, t := range r.Templates {
+		if i > 0 || r.Err != nil {
+			b.WriteString("; ")
+		}
 		b.WriteString(t.conditionType())
 		b.WriteString(" - ")
 		b.WriteString(t.Message)
 	}
-	return b.String()
+	msg := r.customMessage(b.String())
+	if msg == "" {
+		return string(r.Compliance())
+	}
+	return string(r.Compliance()) + "; " + msg
 }
 
 // conditionType is violation or notification.
