@@ -30,8 +30,9 @@
 // Safe failover (a Flotilla extension). A work whose cluster left the
 // decisions while tainted cluster.open-cluster-management.io/unreachable is
 // kept until a replacement, a chosen cluster whose work is new since the
-// taint, reports Available; then it is deleted in the ordinary way, which
-// the agent carries out when its cluster is back. Nothing is written for
+// taint, reports Available (without a replacement, while the cluster stays
+// unreachable); then it is deleted in the ordinary way, which the agent
+// carries out when its cluster is back. Nothing is written for
 // the unreachable cluster meanwhile. The conditions' messages name the
 // works kept and what they wait for.
 //

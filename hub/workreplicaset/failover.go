@@ -25,9 +25,11 @@ type candidate struct {
 // keepForFailover decides which leavers keep their work: one that left
 // while unreachable keeps it until a replacement reports Available, so that
 // an outage never leaves fewer copies than before. A replacement is a
-// chosen cluster whose work is not Available yet and did not exist before
-// the leaver turned unreachable; each replaces one leaver, in name order.
-// The result maps each kept leaver to its replacement.
+// chosen cluster whose work did not exist before the leaver turned
+// unreachable; each replaces one leaver, in name order. A leaver with no
+// replacement keeps its work while it stays unreachable (when it comes back
+// it is an ordinary leaver). The result maps each kept leaver to its
+// replacement, "" when it has none.
 func keepForFailover(leavers []leaver, chosen []candidate) map[string]string {
 	leavers = slices.Clone(leavers)
 	slices.SortFunc(leavers, func(a, b leaver) int { return cmp.Compare(a.cluster, b.cluster) })
@@ -42,12 +44,17 @@ func keepForFailover(leavers []leaver, chosen []candidate) map[string]string {
 		// Timestamps have whole seconds: a work created in the same second
 		// as the taint came after it.
 		since := l.unreachableSince.Truncate(time.Second)
+		kept[l.cluster] = ""
 		for _, c := range chosen {
-			if taken[c.cluster] || c.available || (!c.workCreated.IsZero() && c.workCreated.Before(since)) {
+			if taken[c.cluster] || (!c.workCreated.IsZero() && c.workCreated.Before(since)) {
 				continue
 			}
 			taken[c.cluster] = true
-			kept[l.cluster] = c.cluster
+			if c.available {
+				delete(kept, l.cluster)
+			} else {
+				kept[l.cluster] = c.cluster
+			}
 			break
 		}
 	}

@@ -25,8 +25,9 @@ type clusterState struct {
 	updated bool
 	// pushedAt is when that spec was written; meaningful when updated.
 	pushedAt time.Time
-	// availableSince is when the work became Applied and Available for
-	// its current generation; zero while it is not.
+	// available: the work is Applied and Available for its current
+	// generation, since availableSince.
+	available      bool
 	availableSince time.Time
 	// degraded: the work reports Degraded=True.
 	degraded bool
@@ -159,7 +160,7 @@ func classify(c clusterState, minSuccess, deadline time.Duration, now time.Time)
 		return toApply, "", time.Time{}
 	case c.degraded:
 		return failed, "Degraded", time.Time{}
-	case !c.availableSince.IsZero():
+	case c.available:
 		// Available may have held since before the new spec: count from
 		// whichever came last.
 		since := c.availableSince

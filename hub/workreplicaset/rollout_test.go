@@ -34,7 +34,7 @@ func pushed(at time.Duration) func(*clusterState) {
 
 // available: Applied and Available since t0+at.
 func available(at time.Duration) func(*clusterState) {
-	return func(c *clusterState) { c.availableSince = t0.Add(at) }
+	return func(c *clusterState) { c.available, c.availableSince = true, t0.Add(at) }
 }
 
 func degraded(c *clusterState) { c.degraded = true }

@@ -156,12 +156,12 @@ func manifestworkApplied(s *scope) metav1.Condition {
 		cond.Message = s.invalid.Error() + "; the ManifestWorks are left as they are until the spec is fixed"
 	case len(s.conflicts) > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
-		cond.Message = fmt.Sprintf("a ManifestWork named %s that this replica set does not own exists in the namespaces of clusters %v: delete it, or rename the replica set", s.mwrs.Name, s.conflicts)
+		cond.Message = fmt.Sprintf("a ManifestWork named %s that this replica set does not own exists in the namespaces of clusters [%s]: delete it, or rename the replica set", s.mwrs.Name, shortList(s.conflicts))
 	case missing > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProcessing
 		cond.Message = fmt.Sprintf("%d of %d chosen clusters have their ManifestWork", len(s.chosen)-missing, len(s.chosen))
 		if len(s.missingNamespace) > 0 {
-			cond.Message += fmt.Sprintf("; the hub namespaces of clusters %v do not exist yet", s.missingNamespace)
+			cond.Message += fmt.Sprintf("; the hub namespaces of clusters [%s] do not exist yet", shortList(s.missingNamespace))
 		}
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonAsExpected
@@ -187,7 +187,7 @@ func placementRolledOut(s *scope) metav1.Condition {
 			for _, f := range ro.failed {
 				bad = append(bad, fmt.Sprintf("%s (%s)", f.cluster, f.why))
 			}
-			stopped = append(stopped, fmt.Sprintf("Placement %s: rollout stopped, %s: %s", pt.name, ro.stopReason, strings.Join(bad, ", ")))
+			stopped = append(stopped, fmt.Sprintf("Placement %s: rollout stopped, %s: %s", pt.name, ro.stopReason, shortList(bad)))
 		case ro.complete:
 			done += len(pt.clusters)
 		default:
@@ -222,11 +222,27 @@ func keptMessage(kept map[string]string) string {
 	}
 	var parts []string
 	for _, c := range slices.Sorted(maps.Keys(kept)) {
+		if kept[c] == "" {
+			parts = append(parts, fmt.Sprintf("%s until a replacement is chosen and Available", c))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s until %s is Available", c, kept[c]))
 	}
 	noun := "works kept on unreachable clusters"
 	if len(kept) == 1 {
 		noun = "work kept on unreachable cluster"
 	}
-	return fmt.Sprintf("%d %s %s", len(kept), noun, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d %s %s", len(kept), noun, shortList(parts))
+}
+
+// maxListed is how many items a condition message lists: at thousands of
+// clusters a full list would make the status unreadable.
+const maxListed = 10
+
+// shortList joins the first maxListed items and counts the rest.
+func shortList(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
 }

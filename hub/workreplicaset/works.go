@@ -87,7 +87,7 @@ func stateOf(cluster string, g group, w *workv1.ManifestWork, rendered *workv1.M
 	}
 	c.updated = specEqual(&w.Spec, rendered)
 	c.pushedAt = pushedAt(w)
-	c.availableSince = availableSince(w)
+	c.availableSince, c.available = availableSince(w)
 	if d := currentCondition(w, workv1.WorkDegraded); d != nil && d.Status == metav1.ConditionTrue {
 		c.degraded = true
 	}
@@ -104,23 +104,27 @@ func currentCondition(w *workv1.ManifestWork, condType string) *metav1.Condition
 	return cond
 }
 
-// availableSince is when w became Applied and Available for its current
-// generation; zero while it is not.
-func availableSince(w *workv1.ManifestWork) time.Time {
+// availableSince says whether w is Applied and Available for its current
+// generation and, if so, since when.
+func availableSince(w *workv1.ManifestWork) (time.Time, bool) {
 	applied := currentCondition(w, workv1.WorkApplied)
 	avail := currentCondition(w, workv1.WorkAvailable)
 	if applied == nil || avail == nil || applied.Status != metav1.ConditionTrue || avail.Status != metav1.ConditionTrue {
-		return time.Time{}
+		return time.Time{}, false
 	}
 	if avail.LastTransitionTime.After(applied.LastTransitionTime.Time) {
-		return avail.LastTransitionTime.Time
+		return avail.LastTransitionTime.Time, true
 	}
-	return applied.LastTransitionTime.Time
+	return applied.LastTransitionTime.Time, true
 }
 
 // isAvailable says whether w is Applied and Available for its generation.
 func isAvailable(w *workv1.ManifestWork) bool {
-	return w != nil && !availableSince(w).IsZero()
+	if w == nil {
+		return false
+	}
+	_, ok := availableSince(w)
+	return ok
 }
 
 // pushedAt is when this controller last wrote w's spec (its creation when

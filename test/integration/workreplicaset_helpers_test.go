@@ -148,3 +148,15 @@ func versions(version string, clusters ...string) map[string]string {
 	}
 	return out
 }
+
+// availableGroups returns, for Eventually, availableDecisionGroups of the
+// replica set's first placement ("" before there is a summary).
+func availableGroups(ctx context.Context, ns, name string) func() string {
+	return func() string {
+		ps := getReplicaSet(ctx, ns, name).Status.PlacementsSummary
+		if len(ps) == 0 {
+			return ""
+		}
+		return ps[0].AvailableDecisionGroups
+	}
+}

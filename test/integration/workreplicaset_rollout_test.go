@@ -86,14 +86,10 @@ var _ = Describe("ManifestWorkReplicaSet: rollout", func() {
 		holdsFor(ctx, ns, "app", versions("v1", canary))
 		reportWork(ctx, canary, "app", healthy)
 		holdsFor(ctx, ns, "app", versions("v1", canary, g2, g3))
-		Eventually(func() string {
-			return getReplicaSet(ctx, ns, "app").Status.PlacementsSummary[0].AvailableDecisionGroups
-		}).Should(Equal("1/2"))
+		Eventually(availableGroups(ctx, ns, "app")).Should(Equal("1/2"))
 		reportWork(ctx, g2, "app", healthy)
 		reportWork(ctx, g3, "app", healthy)
-		Eventually(func() string {
-			return getReplicaSet(ctx, ns, "app").Status.PlacementsSummary[0].AvailableDecisionGroups
-		}).Should(Equal("2/2"))
+		Eventually(availableGroups(ctx, ns, "app")).Should(Equal("2/2"))
 	})
 
 	It("stops when more clusters are Degraded than maxFailures, and goes on when a failure clears", func(ctx SpecContext) {
