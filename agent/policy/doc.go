@@ -16,7 +16,17 @@
 // details[] with history[], newest first, at most 10, a new entry only
 // when the message changes, plus Flotilla's structured results; see
 // docs/policy-results.md). A template of another kind, or one the spoke
-// rejects, is reported as a template-error.
+// rejects, is reported as a template-error; so is one the hub marked with
+// the hub-templates-error annotation, whose spoke copy is kept as it is
+// until the hub resolves it.
+//
+// Dependencies (spec.dependencies, extraDependencies) are evaluated here,
+// as OCM's framework does: a template whose dependencies are not at their
+// compliance (a Policy: the replicated one in the cluster's hub namespace;
+// another kind: the object on the spoke) is not on the spoke and reports
+// Pending with OCM's "Dependencies were not satisfied" message; a change
+// of a policy's compliance re-evaluates the policies that depend on it or
+// on its templates. See docs/policy-templates.md.
 //
 // Evaluation is driven by change, never by polling: with the default
 // evaluationInterval ("watch") a template reads the spoke only through

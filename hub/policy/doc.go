@@ -9,9 +9,16 @@
 // of those Placements, it owns one replicated Policy <ns>.<name> in the
 // cluster's hub namespace, labelled with the cluster name, the cluster
 // namespace and the root (RootPolicyLabel: <ns>.<name>), carrying the
-// root's labels, annotations and spec unchanged: the agent applies the
-// remediationAction override, and hub templates ({{hub ... hub}}) are
-// copied as they are, not resolved. Copies are found by that label, never
+// root's labels, annotations and spec: the agent applies the
+// remediationAction override. Hub templates ({{hub ... hub}}) are resolved
+// per cluster by package templates before the copy is written; a template
+// that does not resolve is copied as written with the
+// hub-templates-error annotation (which the agent reports) and a Warning
+// event on the root. What hub templates read is watched object by object
+// (refWatches: one metadata-only watch per ConfigMap or Secret read, no
+// cache of their data; values are read from the API server once per
+// reconcile), and a cluster's new labels resolve its templated copies
+// again. See docs/policy-templates.md. Copies are found by that label, never
 // by owner references across namespaces; a copy whose cluster left the
 // decisions, whose binding or root went, or whose root is disabled is
 // deleted. A finalizer on the root deletes its copies before it goes; a
@@ -24,9 +31,16 @@
 // once per reconcile as a merge patch of what changed; a ComplianceChanged
 // event follows that write.
 //
-// It watches Policies (a root itself; a copy maps to its root by label),
+// SetReconciler writes PolicySets' status: the bindings that name them,
+// and the compliance of their policies rolled up with OCM's
+// statusMessage.
+//
+// The propagator watches Policies (a root itself; a copy maps to its root by label),
 // PlacementBindings (to the policies they name, directly or through a
 // PolicySet, before and after a change), PlacementDecisions (to the
-// policies bound to their Placement) and PolicySets (to the policies they
-// list, before and after a change).
+// policies bound to their Placement), PolicySets (to the policies they
+// list, before and after a change), ManagedClusters whose labels change
+// (to the roots with hub templates copied there) and the objects hub
+// templates read. SetReconciler watches PolicySets, root Policies and
+// PlacementBindings.
 package policy

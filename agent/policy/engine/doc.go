@@ -27,8 +27,10 @@
 // Go templates ({{ ... }}) in object definitions are resolved on the
 // managed cluster with text/template and the functions lookup,
 // fromConfigMap, fromSecret and fromClusterClaim (plus base64enc,
-// base64dec, indent, toInt, toBool, toLiteral), reading through the same
-// Reader. Bad input (an unknown kind, an object without kind, a template
+// base64dec, indent, autoindent, toInt, toBool, toLiteral: HelperFuncs,
+// shared with the hub's templates), reading through the same Reader.
+// spec.customMessage templates replace the message after the compliance;
+// they see .DefaultMessage and .Policy. Bad input (an unknown kind, an object without kind, a template
 // that does not resolve) makes that object template NonCompliant with a
 // message that says why; the engine never panics on input.
 //
