@@ -36,6 +36,10 @@ var _ = Describe("Policy hub templates", func() {
 		Expect(templateObject(getPolicy(ctx, ns, root.Name), 0)).To(HaveKey("spec"), "the root keeps its templates")
 		Expect(string(getPolicy(ctx, ns, root.Name).Spec.PolicyTemplates[0].ObjectDefinition.Raw)).To(ContainSubstring("{{hub"))
 
+		By("writing a resolved copy once, not on every pass")
+		rv := getPolicy(ctx, a, ns+"."+root.Name).ResourceVersion
+		Consistently(func() string { return getPolicy(ctx, a, ns+"."+root.Name).ResourceVersion }, "2s").Should(Equal(rv))
+
 		By("resolving again when the ConfigMap changes")
 		setConfigMap(ctx, ns, "site", map[string]string{"dns": "10.0.0.2"})
 		Eventually(copiedData(ctx, a, ns, root.Name)).Should(HaveKeyWithValue("dns", "10.0.0.2"))
