@@ -160,10 +160,24 @@ func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (
 	}
 	missing := workMissing(w, w.Generation)
 	if len(missing) == 0 {
+		// As the hub counts it: only conditions observed for the current
+		// generation say anything about the current spec.
+		for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			if meta.FindStatusCondition(w.Status.Conditions, t).ObservedGeneration != w.Generation {
+				missing = append(missing, "its agent has not reported on the current spec yet")
+				break
+			}
+		}
+	}
+	if len(missing) == 0 {
 		return phaseAvailable, ""
 	}
 	if deadline > 0 {
-		if at, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation]); err == nil && !now.Before(at.Add(deadline)) {
+		at, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation])
+		if err != nil {
+			at = w.CreationTimestamp.Time
+		}
+		if !now.Before(at.Add(deadline)) {
 			return phaseFailed, fmt.Sprintf("not Available within progressDeadline %s: %s", deadline, missing[0])
 		}
 	}
@@ -273,6 +287,11 @@ func (v *replicaSetView) rollout() string {
 		}
 	}
 	rolled := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)
+	if rolled != nil && rolled.Status != metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && strings.Contains(rolled.Message, "rollout stopped") {
+		// The hub's word: its count may differ from ours (minSuccessTime,
+		// mandatory groups), and it holds even when nothing is left to push.
+		return "Stopped: " + cmp.Or(strings.Join(failedNames, ","), "clusters") + " failed"
+	}
 	switch {
 	case len(v.clusters) == 0 && rolled == nil:
 		return "Waiting: not scheduled yet"
