@@ -133,9 +133,15 @@ func (r *Reconciler) finalize(ctx context.Context, mwrs *workv1alpha1.ManifestWo
 	if !controllerutil.ContainsFinalizer(mwrs, workv1alpha1.ManifestWorkReplicaSetFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	works, err := r.ownWorks(ctx, owner)
-	if err != nil {
-		return ctrl.Result{}, err
+	// From the API server, not the cache: a work created moments ago must
+	// not be left behind.
+	list := &workv1.ManifestWorkList{}
+	if err := r.Writer.List(ctx, list, client.MatchingLabels{workv1.ManifestWorkReplicaSetLabel: owner}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list the ManifestWorks of %s: %w", owner, err)
+	}
+	works := make([]*workv1.ManifestWork, len(list.Items))
+	for i := range list.Items {
+		works[i] = &list.Items[i]
 	}
 	var doomed []*workv1.ManifestWork
 	for _, w := range works {

@@ -47,9 +47,14 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 			spec, cur := s.rendered[c], s.works[c]
 			jobs = append(jobs, func(ctx context.Context) error {
 				w, err := r.writeWork(ctx, s, c, pt.name, spec, cur)
+				ours := apierrors.IsAlreadyExists(err) && r.ownedBy(ctx, c, s.mwrs.Name, s.owner)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
+				case apierrors.IsAlreadyExists(err) && ours:
+					// Our own work, created by an earlier reconcile that the
+					// cache has not caught up with yet.
+					result.RequeueAfter = conflictRetry
 				case apierrors.IsAlreadyExists(err):
 					s.conflicts = append(s.conflicts, c)
 				case apierrors.IsNotFound(err) && cur == nil:
@@ -157,4 +162,16 @@ func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestW
 		doomed = append(doomed, s.works[l.cluster])
 	}
 	return doomed, nil
+}
+
+// ownedBy says whether the work name in cluster's namespace, which a
+// create found to exist, is the replica set's. It asks the API server: the
+// cache either lags behind (ours) or never holds it (someone else's).
+func (r *Reconciler) ownedBy(ctx context.Context, cluster, name, owner string) bool {
+	w := &workv1.ManifestWork{}
+	if err := r.Writer.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, w); err != nil {
+		// Gone again, or unreadable: try again rather than report a conflict.
+		return true
+	}
+	return w.Labels[workv1.ManifestWorkReplicaSetLabel] == owner
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +65,11 @@ func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.Manifes
 // API server's re-encoding of the manifests (key order, spacing) does not
 // count as a difference.
 func specEqual(a, b *workv1.ManifestWorkSpec) bool {
+	// Both usually come from the API server, encoded alike: compare the
+	// bytes first, and decode only when they differ.
+	if equality.Semantic.DeepEqual(a, b) {
+		return true
+	}
 	return reflect.DeepEqual(normalized(a), normalized(b))
 }
 
