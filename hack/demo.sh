@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# make demo: start a sandbox fleet in .demo/ (a Flotilla hub and two
+# make demo: start a sandbox fleet in .demo/ (a Flotilla hub and three
 # simulated clusters, each with its agent), deliver the example ManifestWork
-# to both clusters, govern them with the example Policy, wait until both run
-# the workload and comply, and print what the hub knows.
+# to the dev cluster, fan the example Deployment out to the prod clusters
+# with a Placement and a ManifestWorkReplicaSet (another image on one
+# cluster, replicas divided 2:1), govern every cluster with the example
+# Policy, wait until the clusters run the workloads and comply, and print
+# what the hub knows.
 # The sandbox keeps running; `make demo-down` stops it and removes .demo/.
 # README.md's "Quick start" walks through the same steps.
 set -euo pipefail
@@ -10,8 +13,12 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/bin}
 DEMO=${DEMO_DIR:-$PWD/.demo}
 EXAMPLES=${EXAMPLES:-$PWD/../shared/examples}
-CLUSTERS=cluster1,cluster2
+CLUSTERS=cluster1,cluster2,cluster3
+DEV_CLUSTER=cluster2             # env=dev; cluster1 and cluster3 are env=prod
+PROD_CLUSTERS="cluster1 cluster3"
 WORK=awesome-workload
+REPLICASET=hello
+REGIONAL_IMAGE=registry.ap-south.example.com/busybox:1.36
 start=$(date +%s.%N)
 
 flotilla() { "$BIN/flotilla" "$@"; }
@@ -31,10 +38,10 @@ fail() {
   exit 1
 }
 
-step "Starting a hub and 2 simulated clusters in $DEMO (flotilla dev up)"
+step "Starting a hub and 3 simulated clusters in $DEMO (flotilla dev up)"
 # dev up prints its own failure with the end of the failing log, and removes
 # what it started.
-flotilla dev up --dir "$DEMO" --clusters 2 || { echo "make demo failed: flotilla dev up (see above)" >&2; exit 1; }
+flotilla dev up --dir "$DEMO" --clusters 3 || { echo "make demo failed: flotilla dev up (see above)" >&2; exit 1; }
 export KUBECONFIG=$DEMO/hub/admin.kubeconfig
 
 # The example ManifestWork has no status feedback rules, and `create work`
@@ -56,20 +63,35 @@ work_file=$DEMO/manifestwork-hello.yaml
 RULES
 } >"$work_file" || fail "cannot write $work_file"
 
-step "Delivering $WORK to $CLUSTERS and waiting until both run it"
-echo "\$ flotilla create work $WORK -f $work_file --clusters $CLUSTERS --wait"
-flotilla create work "$WORK" -f "$work_file" --clusters "$CLUSTERS" --wait --timeout 2m \
-  || fail "ManifestWork $WORK did not become applied and available on $CLUSTERS"
+step "Delivering $WORK to $DEV_CLUSTER and waiting until it runs it"
+echo "\$ flotilla create work $WORK -f $work_file --clusters $DEV_CLUSTER --wait"
+flotilla create work "$WORK" -f "$work_file" --clusters "$DEV_CLUSTER" --wait --timeout 2m \
+  || fail "ManifestWork $WORK did not become applied and available on $DEV_CLUSTER"
+
+# The example Deployment sets no replicas; the replica set divides 3.
+rs_file=$DEMO/hello-replicas.yaml
+sed '0,/^        spec:$/s//        spec:\n          replicas: 3/' "$work_file" >"$rs_file" || fail "cannot write $rs_file"
+
+step "Fanning the example Deployment out to the env=prod clusters: a Placement and a ManifestWorkReplicaSet"
+echo "\$ flotilla clusterset bind global -n apps"
+flotilla clusterset bind global -n apps || fail "cannot bind cluster set global to namespace apps"
+echo "\$ flotilla create placement prod -n apps --clustersets global --label-selectors env=prod --wait"
+flotilla create placement prod -n apps --clustersets global --label-selectors env=prod --wait || fail "cannot create Placement apps/prod"
+echo "\$ flotilla create work $REPLICASET -f $rs_file --placement apps/prod --replicas 3 --weight cluster1=2 --image cluster3=$REGIONAL_IMAGE --wait"
+flotilla create work "$REPLICASET" -f "$rs_file" --placement apps/prod --replicas 3 --weight cluster1=2 --image "cluster3=$REGIONAL_IMAGE" --wait --timeout 2m \
+  || fail "ManifestWorkReplicaSet apps/$REPLICASET did not roll out to the prod clusters"
 
 # The agent reports status feedback on its next status pass: wait for it.
-for c in ${CLUSTERS//,/ }; do
+for c in $DEV_CLUSTER $PROD_CLUSTERS; do
+  w=$REPLICASET
+  [[ $c == "$DEV_CLUSTER" ]] && w=$WORK
   for _ in $(seq 1 60); do
-    flotilla get works "$WORK" --cluster "$c" -o json | grep -q '"AvailableReplicas"' && break
+    flotilla get works "$w" --cluster "$c" -o json | grep -q '"AvailableReplicas"' && break
     sleep 0.5
   done
 done
 
-step "Governing both clusters with $EXAMPLES/policy-namespace.yaml (namespace prod must exist; enforce)"
+step "Governing every cluster with $EXAMPLES/policy-namespace.yaml (namespace prod must exist; enforce)"
 echo "\$ flotilla clusterset bind global -n policies"
 flotilla clusterset bind global -n policies || fail "cannot bind cluster set global to namespace policies"
 echo "\$ flotilla create placement everywhere -n policies --clustersets global"
@@ -83,17 +105,23 @@ step "Summary (${took}s)"
 echo "Clusters, as the hub sees them (flotilla get clusters -o wide):"
 flotilla get clusters -o wide | sed 's/^/    /'
 echo
-echo "ManifestWork $WORK on each cluster, as its agent reports it (flotilla get works $WORK):"
-flotilla get works "$WORK" | sed 's/^/    /'
+echo "Placements and the clusters they chose (flotilla get placements):"
+flotilla get placements | sed 's/^/    /'
+echo
+echo "ManifestWorkReplicaSets with their rollout, then each cluster's ManifestWorks as its agent reports them (flotilla get works):"
+flotilla get works | sed 's/^/    /'
+echo
+echo "What each prod cluster runs: its share of the replicas and its image (flotilla describe work $REPLICASET -n apps):"
+flotilla describe work "$REPLICASET" -n apps | sed -n '/^Clusters:/,$p' | sed 's/^/    /'
 echo
 echo "Policy compliance per cluster (flotilla get policies -n policies --matrix):"
 flotilla get policies -n policies --matrix | sed 's/^/    /'
 echo
 for c in ${CLUSTERS//,/ }; do
   kc=$DEMO/$c/admin.kubeconfig
-  echo "Deployment hello on $c (kubectl --kubeconfig $kc get deployment hello):"
+  echo "Deployment hello on $c (kubectl --kubeconfig $kc get deployment hello -o wide):"
   if command -v kubectl >/dev/null; then
-    kubectl --kubeconfig "$kc" get deployment hello -n default 2>&1 | sed 's/^/    /'
+    kubectl --kubeconfig "$kc" get deployment hello -n default -o wide 2>&1 | sed 's/^/    /'
   else
     echo "    (kubectl is not installed)"
   fi
@@ -104,8 +132,9 @@ cat <<MSG
 The sandbox keeps running. Explore it:
     export KUBECONFIG=$KUBECONFIG
     $BIN/flotilla get clusters -o wide
-    $BIN/flotilla get works $WORK -o wide
-    $BIN/flotilla get works --cluster cluster1 $WORK -o yaml
+    $BIN/flotilla get works -o wide
+    $BIN/flotilla describe work $REPLICASET -n apps
+    $BIN/flotilla get works --cluster cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
     $BIN/flotilla dev status --dir $DEMO
 Logs: $DEMO/*.log
