@@ -29,6 +29,11 @@
 // fromConfigMap, fromSecret and fromClusterClaim (plus base64enc,
 // base64dec, indent, autoindent, toInt, toBool, toLiteral: HelperFuncs,
 // shared with the hub's templates), reading through the same Reader.
+// A template that uses the object context variables (.ObjectNamespace,
+// .ObjectName, .Object) or skipObject is resolved once per object it may
+// apply to (context.go): per namespace the namespaceSelector selects when
+// it names no namespace, per object the objectSelector selects when it
+// names no object; every other template is resolved once.
 // spec.customMessage templates replace the message after the compliance;
 // they see .DefaultMessage and .Policy. Bad input (an unknown kind, an object without kind, a template
 // that does not resolve) makes that object template NonCompliant with a

@@ -52,7 +52,10 @@ type evaluator struct {
 	selected      bool
 }
 
-// objectTemplate evaluates one object template.
+// objectTemplate evaluates one object template. A template that uses the
+// object context variables (.ObjectNamespace, .ObjectName, .Object) or
+// skipObject is resolved once per object it may apply to (perObject);
+// any other is resolved once, here.
 func (e *evaluator) objectTemplate(i int, ot *policyv1.ObjectTemplate) (t *TemplateResult) {
 	t = &TemplateResult{Index: i, NoDiffs: ot.RecordDiff == policyv1.RecordDiffNone}
 	defer func() {
@@ -61,73 +64,113 @@ func (e *evaluator) objectTemplate(i int, ot *policyv1.ObjectTemplate) (t *Templ
 			t.templateError(ReasonDecodeError, "internal error evaluating the object template at index [%d]: %v", i, p)
 		}
 	}()
-	raw, sensitive, err := e.resolve(ot.ObjectDefinition.Raw)
+	if vars := definitionContextVars(ot.ObjectDefinition.Raw); len(vars) > 0 {
+		return e.perObject(t, ot, vars)
+	}
+	raw, res, err := e.resolve(ot.ObjectDefinition.Raw, nil)
 	if err != nil {
 		return t.templateError(ReasonTemplateError, "%v", err)
 	}
-	t.Sensitive = sensitive
-	var tmpl map[string]any
-	if err := utiljson.Unmarshal(raw, &tmpl); err != nil || tmpl == nil {
+	t.Sensitive = res.sensitive
+	c, tgt, failed := e.decode(t, ot, raw)
+	if failed != nil {
+		return failed
+	}
+	namespaces, msg := e.templateNamespaces(c.mapping, tgt.ns, tgt.name, c.gvk.Kind)
+	if msg != nil {
+		return t.templateError(msg.Reason, "%s", msg.Message)
+	}
+	selector, failed := objectSelector(t, ot, tgt.name)
+	if failed != nil {
+		return failed
+	}
+	for _, ns := range namespaces {
+		if err := c.namespace(ns, tgt.name, selector, tgt.tmpl); err != nil {
+			return t.templateError(ReasonMappingError, "%v", err)
+		}
+	}
+	if selector != nil && len(t.Objects) == 0 {
+		t.empty = fmt.Sprintf("No objects of kind %s were matched from the policy objectSelector", c.gvk.Kind)
+	}
+	t.summarize()
+	return t
+}
+
+// target is an object definition decoded: the object and where it is.
+type target struct {
+	tmpl     map[string]any
+	name, ns string
+}
+
+// decode decodes an object definition and prepares the check of its
+// objects. failed, when set, is t with the error that stops it.
+func (e *evaluator) decode(t *TemplateResult, ot *policyv1.ObjectTemplate, raw []byte) (c *check, tgt target, failed *TemplateResult) {
+	i := t.Index
+	if err := utiljson.Unmarshal(raw, &tgt.tmpl); err != nil || tgt.tmpl == nil {
 		if err == nil {
 			err = fmt.Errorf("the object definition is empty")
 		}
-		return t.templateError(ReasonDecodeError, "Decoding error, please check your policy file! Aborting handling the object template at index [%d] in policy `%s` with error = `%v`", i, e.cp.Name, err)
+		return nil, tgt, t.templateError(ReasonDecodeError, "Decoding error, please check your policy file! Aborting handling the object template at index [%d] in policy `%s` with error = `%v`", i, e.cp.Name, err)
 	}
-	apiVersion, _ := tmpl["apiVersion"].(string)
-	kind, _ := tmpl["kind"].(string)
+	apiVersion, _ := tgt.tmpl["apiVersion"].(string)
+	kind, _ := tgt.tmpl["kind"].(string)
 	kind = strings.TrimSpace(kind)
 	gv, gvErr := schema.ParseGroupVersion(apiVersion)
 	if kind == "" || apiVersion == "" || gvErr != nil {
-		return t.templateError(ReasonDecodeError, "The kind and apiVersion fields are required on the object template at index %d in policy %s", i, e.cp.Name)
+		return nil, tgt, t.templateError(ReasonDecodeError, "The kind and apiVersion fields are required on the object template at index %d in policy %s", i, e.cp.Name)
 	}
 	if err := checkComplianceTypes(ot); err != nil {
-		return t.templateError(ReasonDecodeError, "%v in the object template at index [%d]", err, i)
+		return nil, tgt, t.templateError(ReasonDecodeError, "%v in the object template at index [%d]", err, i)
 	}
 	gvk := gv.WithKind(kind)
 	mapping, err := e.r.Mapping(gvk)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return t.templateError(ReasonMappingError, "couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed", kind, apiVersion)
+			return nil, tgt, t.templateError(ReasonMappingError, "couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed", kind, apiVersion)
 		}
-		return t.templateError(ReasonMappingError, "%v", err)
+		return nil, tgt, t.templateError(ReasonMappingError, "%v", err)
 	}
 	t.Resource = mapping.Resource.Resource
 	t.Sensitive = t.Sensitive || gvk.GroupKind() == schema.GroupKind{Kind: "Secret"}
-
-	md, _ := tmpl["metadata"].(map[string]any)
-	name, _ := md["name"].(string)
-	ns, _ := md["namespace"].(string)
-	name, ns = strings.TrimSpace(name), strings.TrimSpace(ns)
-	if !namespaced(mapping) && md != nil {
-		delete(md, "namespace")
+	tgt.name, tgt.ns = nameOf(tgt.tmpl)
+	if !namespaced(mapping) {
+		clearNamespace(tgt.tmpl)
 	}
-	namespaces, msg := e.templateNamespaces(mapping, ns, name, kind)
-	if msg != nil {
-		return t.templateError(msg.Reason, "%s", msg.Message)
-	}
-	var selector labels.Selector
-	if ot.ObjectSelector != nil && name == "" {
-		if selector, err = metav1.LabelSelectorAsSelector(ot.ObjectSelector); err != nil {
-			return t.templateError(ReasonObjectSelectorError, "Error parsing provided objectSelector in the object-template at index [%d]: %v", i, err)
-		}
-	}
-
-	c := &check{e: e, t: t, tmpl: tmpl, mapping: mapping, gvk: gvk, apiVersion: apiVersion,
+	c = &check{e: e, t: t, mapping: mapping, gvk: gvk, apiVersion: apiVersion,
 		mustNot: ot.ComplianceType.Is(policyv1.MustNotHave), mode: modeOf(ot.ComplianceType), recreate: ot.RecreateOption}
 	c.metaMode = c.mode
 	if ot.MetadataComplianceType != "" {
 		c.metaMode = modeOf(ot.MetadataComplianceType)
 	}
-	for _, ns := range namespaces {
-		if err := c.namespace(ns, name, selector); err != nil {
-			return t.templateError(ReasonMappingError, "%v", err)
-		}
+	return c, tgt, nil
+}
+
+// nameOf returns the trimmed metadata.name and metadata.namespace of an object definition.
+func nameOf(tmpl map[string]any) (name, ns string) {
+	md, _ := tmpl["metadata"].(map[string]any)
+	name, _ = md["name"].(string)
+	ns, _ = md["namespace"].(string)
+	return strings.TrimSpace(name), strings.TrimSpace(ns)
+}
+
+// clearNamespace drops the namespace of a cluster-scoped object definition.
+func clearNamespace(tmpl map[string]any) {
+	if md, ok := tmpl["metadata"].(map[string]any); ok {
+		delete(md, "namespace")
 	}
-	if selector != nil && len(t.Objects) == 0 {
-		t.empty = fmt.Sprintf("No objects of kind %s were matched from the policy objectSelector", kind)
+}
+
+// objectSelector parses the objectSelector of a template that names no
+// object; nil without one.
+func objectSelector(t *TemplateResult, ot *policyv1.ObjectTemplate, name string) (labels.Selector, *TemplateResult) {
+	if ot.ObjectSelector == nil || name != "" {
+		return nil, nil
 	}
-	t.summarize()
-	return t
+	selector, err := metav1.LabelSelectorAsSelector(ot.ObjectSelector)
+	if err != nil {
+		return nil, t.templateError(ReasonObjectSelectorError, "Error parsing provided objectSelector in the object-template at index [%d]: %v", t.Index, err)
+	}
+	return selector, nil
 }
 
 // checkComplianceTypes rejects compliance types outside the three.
@@ -182,7 +225,6 @@ func (e *evaluator) templateNamespaces(m *meta.RESTMapping, ns, name, kind strin
 type check struct {
 	e              *evaluator
 	t              *TemplateResult
-	tmpl           map[string]any
 	mapping        *meta.RESTMapping
 	gvk            schema.GroupVersionKind
 	apiVersion     string
@@ -191,16 +233,17 @@ type check struct {
 	recreate       policyv1.RecreateOption
 }
 
-// namespace checks the objects in one namespace ("" for cluster-scoped):
-// the named one, those the selector selects, or every object of the kind.
-func (c *check) namespace(ns, name string, selector labels.Selector) error {
+// namespace checks the objects in one namespace ("" for cluster-scoped)
+// against tmpl: the named one, those the selector selects, or every
+// object of the kind.
+func (c *check) namespace(ns, name string, selector labels.Selector, tmpl map[string]any) error {
 	ctx, r := c.e.ctx, c.e.r
 	if name != "" {
 		obj, err := r.Get(ctx, c.mapping, ns, name)
 		if err != nil {
 			return fmt.Errorf("failed to get %s %s: %w", c.mapping.Resource.Resource, name, err)
 		}
-		c.one(ns, name, obj, c.tmpl)
+		c.one(ns, name, obj, tmpl)
 		return nil
 	}
 	list := selector
@@ -213,15 +256,20 @@ func (c *check) namespace(ns, name string, selector labels.Selector) error {
 	}
 	sortByName(objs)
 	if selector == nil {
-		c.unnamed(ns, objs)
+		c.unnamed(ns, objs, tmpl)
 		return nil
 	}
 	for _, obj := range objs {
-		tmpl := runtime.DeepCopyJSON(c.tmpl)
-		(&unstructured.Unstructured{Object: tmpl}).SetName(obj.GetName())
-		c.one(ns, obj.GetName(), obj, tmpl)
+		c.one(ns, obj.GetName(), obj, named(tmpl, obj.GetName()))
 	}
 	return nil
+}
+
+// named is a copy of tmpl named name.
+func named(tmpl map[string]any, name string) map[string]any {
+	out := runtime.DeepCopyJSON(tmpl)
+	(&unstructured.Unstructured{Object: out}).SetName(name)
+	return out
 }
 
 // one checks the object ns/name, which is nil when it does not exist.
@@ -261,10 +309,10 @@ func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[st
 // unnamed checks a template without a name against every object of its
 // kind in ns: musthave and mustonlyhave want one that matches, mustnothave
 // wants none.
-func (c *check) unnamed(ns string, objs []*unstructured.Unstructured) {
+func (c *check) unnamed(ns string, objs []*unstructured.Unstructured, tmpl map[string]any) {
 	var matching []*unstructured.Unstructured
 	for _, obj := range objs {
-		if len(compareObject(c.tmpl, obj.Object, c.mode, c.metaMode)) == 0 {
+		if len(compareObject(tmpl, obj.Object, c.mode, c.metaMode)) == 0 {
 			matching = append(matching, obj)
 		}
 	}

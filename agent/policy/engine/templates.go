@@ -21,30 +21,35 @@ import (
 var errHubTemplate = errors.New("hub templates ({{hub ... hub}}) are resolved on the hub before a policy reaches a managed cluster; this one was not")
 
 // resolve resolves the Go templates of an object definition, when it has
-// any: the JSON is turned into YAML, executed, and turned back, as OCM
-// does. sensitive reports whether the templates read a Secret.
-func (e *evaluator) resolve(raw []byte) (_ []byte, sensitive bool, _ error) {
+// any: the JSON is turned into YAML, executed with data as dot, and turned
+// back, as OCM does. The resolution says whether the templates read a
+// Secret and whether they called skipObject (then the output is nil).
+func (e *evaluator) resolve(raw []byte, data *objectContext) ([]byte, resolution, error) {
 	if !bytes.Contains(raw, []byte("{{")) {
-		return raw, false, nil
+		return raw, resolution{}, nil
 	}
 	y, err := yaml.JSONToYAML(raw)
 	if err != nil {
-		return nil, false, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
+		return nil, resolution{}, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
 	}
-	out, sensitive, err := e.execute(string(y))
-	if err != nil {
-		return nil, sensitive, err
+	out, res, err := e.execute(string(y), data)
+	if err != nil || res.skipped {
+		return nil, res, err
 	}
 	j, err := yaml.YAMLToJSON([]byte(out))
 	if err != nil {
-		return nil, sensitive, fmt.Errorf("the resolved template is not valid YAML: %w", err)
+		return nil, res, fmt.Errorf("the resolved template is not valid YAML: %w", err)
 	}
-	return j, sensitive, nil
+	return j, res, nil
 }
 
 // resolveRaw resolves object-templates-raw into object templates.
 func (e *evaluator) resolveRaw(raw string) ([]policyv1.ObjectTemplate, error) {
-	out, _, err := e.execute(raw)
+	if vars, err := contextVarsOf(raw); err == nil && len(vars) > 0 {
+		return nil, fmt.Errorf("object-templates-raw uses %s, which is set only while one object template is resolved per object: "+
+			"move the object definition into object-templates", vars)
+	}
+	out, _, err := e.execute(raw, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -55,36 +60,75 @@ func (e *evaluator) resolveRaw(raw string) ([]policyv1.ObjectTemplate, error) {
 	return templates, nil
 }
 
-// execute runs text as a Go template with the managed-cluster functions.
-func (e *evaluator) execute(text string) (string, bool, error) {
+// resolution is what one execution of a template did besides its output.
+type resolution struct {
+	// sensitive: the template read a Secret.
+	sensitive bool
+	// skipped: the template called skipObject for the object it was
+	// resolved for.
+	skipped bool
+}
+
+// execute runs text as a Go template with the managed-cluster functions
+// and data as dot; skipObject is defined only when data is set (the
+// template is resolved per object).
+func (e *evaluator) execute(text string, data *objectContext) (string, resolution, error) {
 	if strings.Contains(text, "{{hub") {
-		return "", false, errHubTemplate
+		return "", resolution{}, errHubTemplate
 	}
 	f := &funcs{e: e}
-	tpl, err := template.New("tmpl").Funcs(f.funcMap()).Parse(managedClusterDelims.Prepare(text))
+	tpl, err := template.New("tmpl").Funcs(f.funcMap(data != nil)).Parse(managedClusterDelims.Prepare(text))
 	if err != nil {
-		return "", false, fmt.Errorf("failed to parse the template: %w", err)
+		return "", resolution{}, fmt.Errorf("failed to parse the template: %w", err)
 	}
 	var b strings.Builder
-	if err := tpl.Execute(&b, nil); err != nil {
-		return "", f.sensitive, fmt.Errorf("failed to resolve the template: %w", err)
+	var dot any
+	if data != nil {
+		dot = data
 	}
-	return b.String(), f.sensitive, nil
+	if err := tpl.Execute(&b, dot); err != nil {
+		return "", f.resolution, fmt.Errorf("failed to resolve the template: %w", err)
+	}
+	return b.String(), f.resolution, nil
 }
 
 // funcs are the template functions of one resolution.
 type funcs struct {
-	e         *evaluator
-	sensitive bool
+	e *evaluator
+	resolution
 }
 
-func (f *funcs) funcMap() template.FuncMap {
+// funcMap are the functions of managed-cluster templates; perObject adds
+// skipObject, which only means something while a template is resolved
+// for one object.
+func (f *funcs) funcMap(perObject bool) template.FuncMap {
 	m := HelperFuncs()
 	m["lookup"] = f.lookup
 	m["fromSecret"] = f.fromSecret
 	m["fromConfigMap"] = f.fromConfigMap
 	m["fromClusterClaim"] = f.fromClusterClaim
+	if perObject {
+		m["skipObject"] = f.skipObject
+	}
 	return m
+}
+
+// skipObject leaves the object the template is resolved for out of the
+// evaluation; with a boolean argument, only when it is true.
+func (f *funcs) skipObject(args ...any) (string, error) {
+	switch len(args) {
+	case 0:
+		f.skipped = true
+	case 1:
+		b, ok := args[0].(bool)
+		if !ok {
+			return "", fmt.Errorf("skipObject only accepts one optional boolean argument but received %v (%T)", args[0], args[0])
+		}
+		f.skipped = f.skipped || b
+	default:
+		return "", fmt.Errorf("skipObject only accepts one optional boolean argument but received %d", len(args))
+	}
+	return "", nil
 }
 
 // get reads one object of kind gvk; nil when it does not exist.
