@@ -80,6 +80,21 @@ var _ = Describe("ManifestWorkReplicaSet: fan-out", func() {
 	})
 })
 
+var _ = Describe("ManifestWorkReplicaSet: bad input", func() {
+	It("creates nothing and says what to fix when its works could not carry the replica-set label", func(ctx SpecContext) {
+		set, ns := newSetWithNamespace(ctx, "mwrs-bad")
+		c1 := newClusterName("mwrs-bad")
+		createPolicyMember(ctx, c1, set, map[string]string{"env": "prod"})
+		prodPlacement(ctx, ns, "prod")
+		long := "a-replica-set-name-that-is-far-too-long-for-a-label-value-x"
+		createReplicaSet(ctx, ns, long, "v1", placementRef("prod", workv1alpha1.RolloutStrategy{}))
+		Eventually(replicaSetCondition(ctx, ns, long, workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied)).Should(And(
+			haveCondition(metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected),
+			HaveField("Message", ContainSubstring("shorten the namespace or the name to 63 characters together"))))
+		Consistently(workExists(ctx, c1, long), time.Second).Should(BeFalse())
+	})
+})
+
 var _ = Describe("ManifestWorkReplicaSet: deletion", func() {
 	// holdWork puts a finalizer on a work, as an agent does until it has
 	// removed what the work applied.

@@ -112,6 +112,19 @@ var _ = Describe("ManifestWorkReplicaSet: rollout", func() {
 		Eventually(replicaSetWorks(ctx, ns, "app")).Should(Equal(versions("v1", c1, c2, c3)))
 	})
 
+	It("waits minSuccessTime after a cluster became Available before the next, without any other event", func(ctx SpecContext) {
+		ns, c1, c2, _ := rolloutClusters(ctx, "mwrs-mst")
+		createReplicaSet(ctx, ns, "app", "v1", placementRef("prod", progressive(workv1alpha1.RolloutConfig{
+			MinSuccessTime: metav1.Duration{Duration: 3 * time.Second}})))
+
+		Eventually(replicaSetWorks(ctx, ns, "app")).Should(Equal(versions("v1", c1)))
+		reportWork(ctx, c1, "app", healthy)
+		reported := time.Now()
+		Eventually(replicaSetWorks(ctx, ns, "app"), 15*time.Second).Should(HaveKey(c2))
+		// Condition times have whole seconds: the wait may end up to one second early.
+		Expect(time.Since(reported)).To(BeNumerically(">=", 2*time.Second), "the next cluster got its work before minSuccessTime")
+	})
+
 	It("counts a cluster that is not Available within progressDeadline as failed, without any other event", func(ctx SpecContext) {
 		ns, c1, c2, c3 := rolloutClusters(ctx, "mwrs-dl")
 		createReplicaSet(ctx, ns, "app", "v1", placementRef("prod", progressive(workv1alpha1.RolloutConfig{
