@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
@@ -34,6 +35,8 @@ type Reconciler struct {
 	// Recorder emits events once the status they describe is written.
 	Recorder events.EventRecorder
 }
+
+var _ ctrlreconcile.Reconciler = &Reconciler{}
 
 // scope is what the phases of one reconcile share.
 type scope struct {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
@@ -132,5 +131,3 @@ func renderCluster(name string, mc *clusterv1.ManagedCluster) render.Cluster {
 	}
 	return c
 }
-
-var _ reconcile.Reconciler = &Reconciler{}
