@@ -83,6 +83,7 @@ func Run(ctx context.Context, opts Options) error {
 		Spoke:               spokeConfig,
 		ResyncInterval:      opts.WorkResyncInterval,
 		EvictionGracePeriod: opts.AppliedManifestWorkEvictionGracePeriod,
+		HubHash:             opts.HubHash,
 	})
 	if err != nil {
 		return err

@@ -68,6 +68,11 @@ type Options struct {
 	// the managed cluster besides the events that ask for it; 0 means
 	// work.DefaultResyncInterval.
 	WorkResyncInterval time.Duration
+	// HubHash, when set, replaces the hash of the hub's URL that prefixes
+	// and marks this agent's AppliedManifestWorks on the managed cluster.
+	// Only agents that share one managed cluster and one hub need it, each
+	// its own: the fleet simulator (test/bench) runs them so.
+	HubHash string
 	// AppliedManifestWorkEvictionGracePeriod is how long the objects of a
 	// ManifestWork that is gone from a reachable hub are kept before they
 	// are removed; 0 means work.DefaultEvictionGracePeriod.
@@ -114,6 +119,11 @@ func (o *Options) Validate() error {
 	}
 	if o.WorkResyncInterval < 0 {
 		errs = append(errs, fmt.Errorf("work resync interval %s must not be negative", o.WorkResyncInterval))
+	}
+	if o.HubHash != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.HubHash); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("invalid hub hash %q: %s; it prefixes AppliedManifestWork names", o.HubHash, strings.Join(msgs, "; ")))
+		}
 	}
 	if o.AppliedManifestWorkEvictionGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("eviction grace period %s must not be negative", o.AppliedManifestWorkEvictionGracePeriod))

@@ -68,6 +68,10 @@ type Config struct {
 	EvictionGracePeriod time.Duration
 	// Workers is how many works are reconciled at once; 0 means DefaultWorkers.
 	Workers int
+	// HubHash, when set, replaces HubHash of the hub's URL in the names and
+	// specs of the AppliedManifestWorks, for agents that share one managed
+	// cluster and one hub.
+	HubHash string
 }
 
 // Agent applies the ManifestWorks of one managed cluster. Make one with New
@@ -158,6 +162,9 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config, agentID string) error
 	hubCfg := rest.CopyConfig(hub)
 	hubCfg.QPS, hubCfg.Burst = hubQPS, hubBurst
 	hubHash := HubHash(hub.Host)
+	if a.cfg.HubHash != "" {
+		hubHash = a.cfg.HubHash
+	}
 	r := &reconciler{
 		Agent:    a,
 		hubHash:  hubHash,

@@ -38,6 +38,8 @@ var scenarios = []scenario{
 	{"registration", benchRegistration},
 	{"work", benchWork},
 	{"placement", benchPlacement},
+	{"fleet", benchFleet},
+	{"agent-cpu", benchAgentCPU},
 }
 
 func main() {
@@ -84,10 +86,10 @@ func benchmark(ctx context.Context, binDir, run string) error {
 // row prints one figure: what, value, and the target when there is one.
 func row(what, value, target string) {
 	if target == "" {
-		fmt.Printf("  %-44s %14s\n", what, value)
+		fmt.Printf("  %-58s %14s\n", what, value)
 		return
 	}
-	fmt.Printf("  %-44s %14s   (target %s)\n", what, value, target)
+	fmt.Printf("  %-58s %14s   (target %s)\n", what, value, target)
 }
 
 func mib(bytes int64) string { return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20)) }

@@ -22,13 +22,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/cli"
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
-var registrationClusters = flag.Int("clusters", 500, "registration: how many clusters join")
+var benchClusters = flag.Int("clusters", 100, "registration, fleet: how many clusters join")
 
 // benchRegistration joins many clusters at once, each through the real agent
 // code (own key, CSR, lease) running in this process against one shared
@@ -36,7 +37,7 @@ var registrationClusters = flag.Int("clusters", 500, "registration: how many clu
 // from the agents' start until every cluster is Available, the hub's memory
 // per accepted cluster, and the RSS of one real agent process.
 func benchRegistration(ctx context.Context, e *env) error {
-	n := *registrationClusters
+	n := *benchClusters
 	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "reg-hub"), 2*time.Minute)
 	if err != nil {
 		return err
@@ -65,36 +66,18 @@ func benchRegistration(ctx context.Context, e *env) error {
 		return err
 	}
 
-	// Hundreds of agents in one process log a great deal; keep it out of the figures.
-	klog.SetOutput(io.Discard)
-	klog.LogToStderr(false)
-	ctrl.SetLogger(klog.NewKlogr())
-	names := make([]string, n)
-	agentCtx, stopAgents := context.WithCancel(ctx)
-	var agents sync.WaitGroup
+	names := clusterNames("bench", n)
 	started := time.Now()
-	for i := range names {
-		names[i] = fmt.Sprintf("bench-%04d", i)
-		opts := agent.Options{
-			ClusterName:         names[i],
-			Namespace:           "agent-" + names[i],
-			SpokeKubeconfig:     spokeProc.Kubeconfig,
-			BootstrapKubeconfig: bootstrap,
-			MetricsAddr:         "0",
-			HealthProbeAddr:     "0",
-		}
-		agents.Go(func() { _ = agent.Run(agentCtx, opts) })
-	}
-	defer func() { stopAgents(); agents.Wait() }()
-
-	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", strings.Join(names, ","), "--wait", "--timeout", "10m"); err != nil {
+	stopAgents, err := startAgents(ctx, names, spokeProc.Kubeconfig, bootstrap, 0)
+	if err != nil {
 		return err
 	}
-	accepted := time.Since(started)
-	if err := waitAllAvailable(ctx, hubClient, names, 10*time.Minute); err != nil {
+	defer stopAgents()
+	acceptedAt, err := acceptAll(ctx, hubProc, hubClient, names)
+	if err != nil {
 		return err
 	}
-	available := time.Since(started)
+	accepted, available := acceptedAt.Sub(started), time.Since(started)
 	rssAfter, err := hubProc.RSS()
 	if err != nil {
 		return err
@@ -105,7 +88,6 @@ func benchRegistration(ctx context.Context, e *env) error {
 	row("hub RSS per accepted cluster", fmt.Sprintf("%.0f KiB", float64(rssAfter-rssBefore)/float64(n)/1024), "")
 	row("hub RSS with all clusters", mib(rssAfter), "")
 	stopAgents()
-	agents.Wait()
 
 	rss, err := idleAgentRSS(ctx, e, hubProc, spokeProc, join.Token, join.URL)
 	if err != nil {
@@ -200,6 +182,82 @@ func adminClient(kubeconfig string) (client.Client, error) {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	return client.New(cfg, client.Options{Scheme: hub.Scheme()})
+}
+
+// clusterNames returns n cluster names: prefix-0000, prefix-0001, ...
+func clusterNames(prefix string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
+	}
+	return names
+}
+
+// startAgents runs one agent per name in this process, each with its own
+// identity on the hub (key, CSR, lease, namespace-scoped watches) and all
+// applying into the spoke of spokeKubeconfig, each in its own namespace
+// there. resync is the work agents' resync interval (0: the default). The
+// returned function stops them all and waits until they have.
+func startAgents(ctx context.Context, names []string, spokeKubeconfig, bootstrap string, resync time.Duration) (stop func(), err error) {
+	quietKlog()
+	hubURL, err := serverOf(bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	agentCtx, cancel := context.WithCancel(ctx)
+	var agents sync.WaitGroup
+	for _, name := range names {
+		opts := agent.Options{
+			ClusterName:         name,
+			Namespace:           "agent-" + name,
+			SpokeKubeconfig:     spokeKubeconfig,
+			BootstrapKubeconfig: bootstrap,
+			WorkResyncInterval:  resync,
+			// Every agent applies into the same spoke for the same hub:
+			// each needs AppliedManifestWork names of its own.
+			HubHash:         work.HubHash(hubURL + "#" + name),
+			MetricsAddr:     "0",
+			HealthProbeAddr: "0",
+		}
+		if err := opts.Validate(); err != nil {
+			cancel()
+			return nil, err
+		}
+		agents.Go(func() { _ = agent.Run(agentCtx, opts) })
+	}
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); agents.Wait() }) }, nil
+}
+
+// quietKlog keeps the log of hundreds of agents in one process, errors
+// included, out of the figures.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		_ = fs.Set(name, value)
+	}
+	klog.SetOutput(io.Discard)
+	ctrl.SetLogger(klog.NewKlogr())
+}
+
+// serverOf returns the API server URL of a kubeconfig's current context.
+func serverOf(kubeconfig string) (string, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Host, nil
+}
+
+// acceptAll accepts the named clusters with `flotilla accept --wait`,
+// returns when that finished, and waits until every one is Available.
+func acceptAll(ctx context.Context, hubProc *framework.HubProcess, c client.Client, names []string) (time.Time, error) {
+	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", strings.Join(names, ","), "--wait", "--timeout", "30m"); err != nil {
+		return time.Time{}, err
+	}
+	accepted := time.Now()
+	return accepted, waitAllAvailable(ctx, c, names, 30*time.Minute)
 }
 
 // waitAllAvailable waits until every named ManagedCluster is Available.

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+var (
+	agentPolicies = flag.Int("agent-policies", 50, "agent-cpu: policies the idle agent evaluates")
+	agentIdle     = flag.Duration("agent-idle", 30*time.Second, "agent-cpu: how long the idle agent's CPU is measured")
+)
+
+// benchAgentCPU joins one cluster with a real flotilla-agent process, binds
+// it 50 enforced policies (the example policy, each for a namespace of its
+// own), waits until all are Compliant, and reads the agent's CPU time from
+// /proc over a period in which nothing changes.
+func benchAgentCPU(ctx context.Context, e *env) error {
+	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "cpu-hub"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer hubProc.Stop(time.Minute)
+	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "cpu-spoke"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer spokeProc.Stop(time.Minute)
+	join, err := initHub(ctx, hubProc)
+	if err != nil {
+		return err
+	}
+	const cluster = "bench-idle"
+	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "cpu-bootstrap.kubeconfig"))
+	if err != nil {
+		return err
+	}
+	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-agent"), "--kubeconfig", spokeProc.Kubeconfig,
+		"--bootstrap-kubeconfig", bootstrap, "--cluster-name", cluster, "--namespace", "agent-"+cluster,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	if err != nil {
+		return err
+	}
+	defer agentProc.Stop(time.Minute)
+	c, err := adminClient(hubProc.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if _, err := acceptAll(ctx, hubProc, c, []string{cluster}); err != nil {
+		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
+	}
+
+	const ns = "policies"
+	file, err := idlePolicies(e.workDir, *agentPolicies)
+	if err != nil {
+		return err
+	}
+	kc := "--kubeconfig=" + hubProc.Kubeconfig
+	for _, args := range [][]string{
+		{"clusterset", "bind", "global", kc, "-n", ns},
+		{"create", "placement", "everywhere", kc, "-n", ns, "--clustersets", "global", "--wait"},
+		{"create", "policy", kc, "-f", file, "-n", ns, "--placement", "everywhere"},
+	} {
+		if _, err := flotilla(ctx, args...); err != nil {
+			return err
+		}
+	}
+	var compliant int
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &policyv1.PolicyList{}
+		if err := c.List(ctx, list, client.InNamespace(cluster)); err != nil {
+			return false, nil
+		}
+		compliant = 0
+		for _, p := range list.Items {
+			if p.Status.ComplianceState == policyv1.Compliant {
+				compliant++
+			}
+		}
+		return compliant == *agentPolicies, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d policies Compliant on %s: %w\nagent output:\n%s", compliant, *agentPolicies, cluster, err, agentProc.Tail(20))
+	}
+	// What follows the first evaluations (events, status writes) settles first.
+	if err := pause(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	before, err := cpuTime(agentProc.Pid())
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	if err := pause(ctx, *agentIdle); err != nil {
+		return err
+	}
+	after, err := cpuTime(agentProc.Pid())
+	if err != nil {
+		return err
+	}
+	wall := time.Since(started)
+	rss, err := agentProc.RSS()
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("idle agent CPU, %d policies Compliant (%s)", *agentPolicies, *agentIdle),
+		fmt.Sprintf("%.2f %%", 100*(after-before).Seconds()/wall.Seconds()), "report (of one core)")
+	row(fmt.Sprintf("idle agent RSS, %d policies", *agentPolicies), mib(rss), "")
+	return nil
+}
+
+// idlePolicies writes n copies of the example policy, each requiring a
+// namespace of its own, to one file and returns its path.
+func idlePolicies(dir string, n int) (string, error) {
+	b, err := os.ReadFile(examplePolicy)
+	if err != nil {
+		return "", fmt.Errorf("the example policy: %w", err)
+	}
+	example := string(b)
+	if !strings.Contains(example, "name: policy-namespace\n") || !strings.Contains(example, "name: prod\n") {
+		return "", fmt.Errorf("%s no longer names policy-namespace and namespace prod: update idlePolicies", examplePolicy)
+	}
+	docs := make([]string, n)
+	for i := range docs {
+		d := strings.Replace(example, "name: policy-namespace\n", fmt.Sprintf("name: idle-%02d\n", i), 1)
+		d = strings.Replace(d, "name: policy-namespace-example\n", fmt.Sprintf("name: idle-%02d-example\n", i), 1)
+		docs[i] = strings.Replace(d, "name: prod\n", fmt.Sprintf("name: idle-%02d\n", i), 1)
+	}
+	path := filepath.Join(dir, "idle-policies.yaml")
+	return path, os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")), 0o644)
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+var (
+	fleetWorks  = flag.Int("works-per-cluster", 10, "fleet: ManifestWorks each cluster holds in the steady state")
+	fleetSteady = flag.Duration("steady", 30*time.Second, "fleet: how long the steady state's hub CPU is measured")
+	fleetProbes = flag.Int("probes", 100, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
+	fleetResync = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against the shared spoke")
+	fleetPprof  = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
+)
+
+// fleet is N simulated clusters joined to one hub process.
+type fleet struct {
+	hub   *hubUnderTest
+	spoke *framework.HubProcess
+	cfg   *rest.Config
+	c     client.Client
+	names []string
+	track *tracker
+	// rssEmpty is the hub's RSS before any cluster joined.
+	rssEmpty int64
+}
+
+// benchFleet runs the fleet simulator (see docs/benchmarks.md, "Fleet
+// simulator"): N clusters register, hold 10 ManifestWorks each, and
+// receive single works, a ManifestWorkReplicaSet and a Policy, while the
+// hub process's memory and CPU are read from /proc.
+func benchFleet(ctx context.Context, e *env) error {
+	n := *benchClusters
+	f, stop, err := startFleet(ctx, e, n)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := f.steadyState(ctx); err != nil {
+		return err
+	}
+	if err := f.singleWorkLatency(ctx); err != nil {
+		return err
+	}
+	if err := f.fanOut(ctx); err != nil {
+		return err
+	}
+	return f.policy(ctx)
+}
+
+// startFleet starts the hub and the shared spoke, joins n simulated
+// clusters, accepts them and prints scenario (a)'s figures.
+func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	f := &fleet{names: clusterNames("sim", n)}
+	if f.hub, err = startHubUnderTest(ctx, e, filepath.Join(e.workDir, "fleet-hub")); err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, f.hub.Stop)
+	if f.spoke, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "fleet-spoke"), 2*time.Minute); err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, func() { f.spoke.Stop(time.Minute) })
+	join, err := initHub(ctx, f.hub.HubProcess)
+	if err != nil {
+		return nil, stop, err
+	}
+	bootstrap, err := bootstrapKubeconfig(f.hub.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "fleet-bootstrap.kubeconfig"))
+	if err != nil {
+		return nil, stop, err
+	}
+	if f.cfg, err = clientcmd.BuildConfigFromFlags("", f.hub.Kubeconfig); err != nil {
+		return nil, stop, err
+	}
+	f.cfg.QPS, f.cfg.Burst = 500, 1000
+	if f.c, err = client.New(f.cfg, client.Options{Scheme: hub.Scheme()}); err != nil {
+		return nil, stop, err
+	}
+	trackCtx, stopTracking := context.WithCancel(ctx)
+	stops = append(stops, stopTracking)
+	if f.track, err = startTracker(trackCtx, f.cfg); err != nil {
+		return nil, stop, err
+	}
+	if f.rssEmpty, err = f.hub.rss(); err != nil {
+		return nil, stop, err
+	}
+	cpuBefore, ctlBefore, err := f.hub.cpu()
+	if err != nil {
+		return nil, stop, err
+	}
+
+	started := time.Now()
+	stopAgents, err := startAgents(ctx, f.names, f.spoke.Kubeconfig, bootstrap, *fleetResync)
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, stopAgents)
+	acceptedAt, err := acceptAll(ctx, f.hub.HubProcess, f.c, f.names)
+	if err != nil {
+		return nil, stop, err
+	}
+	available := time.Since(started)
+	cpuAfter, ctlAfter, err := f.hub.cpu()
+	if err != nil {
+		return nil, stop, err
+	}
+	rss, err := f.hub.rss()
+	if err != nil {
+		return nil, stop, err
+	}
+	row(fmt.Sprintf("(a) %d clusters: start to accepted", n), seconds(acceptedAt.Sub(started)), "")
+	row(fmt.Sprintf("(a) %d clusters: start to all Available", n), seconds(available), "< 180 s for 1,000")
+	row("(a) hub CPU while registering", cores(cpuAfter-cpuBefore, available), "")
+	if f.hub.controllers != nil {
+		row("(a)   of which the hub controllers", cores(ctlAfter-ctlBefore, available), "")
+	}
+	row("(a) hub RSS, empty → all joined", mib(f.rssEmpty)+" → "+mib(rss), "")
+	return f, stop, nil
+}
+
+// steadyState gives every cluster its ManifestWorks, waits until all are
+// Applied, and then reads the hub's memory and CPU while the agents only
+// heartbeat: scenario (b).
+func (f *fleet) steadyState(ctx context.Context) error {
+	per := *fleetWorks
+	var keys []string
+	for i := range per {
+		keys = append(keys, keysIn(f.names, fmt.Sprintf("steady-%02d", i))...)
+	}
+	started := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, cluster := range f.names {
+		for i := range per {
+			g.Go(func() error {
+				err := f.c.Create(gctx, fleetWork(cluster, fmt.Sprintf("steady-%02d", i)))
+				if err != nil {
+					return fmt.Errorf("create ManifestWork %s/steady-%02d: %w", cluster, i, err)
+				}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	created := time.Since(started)
+	last, err := f.track.waitAll(ctx, "steady-state works Applied", keys, true, 30*time.Minute)
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("(b) %d works created", len(keys)), seconds(created), "")
+	row(fmt.Sprintf("(b) %d works created and all Applied", len(keys)), seconds(last.Sub(started)), "")
+
+	// Let the status writes of the rush drain before measuring.
+	if err := pause(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	var profiles sync.WaitGroup
+	if *fleetPprof != "" {
+		profiles.Go(func() {
+			if err := f.hub.profile(ctx, *fleetPprof, *fleetSteady); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: profile the hub:", err)
+			}
+		})
+	}
+	cpuBefore, ctlBefore, err := f.hub.cpu()
+	if err != nil {
+		return err
+	}
+	started = time.Now()
+	if err := pause(ctx, *fleetSteady); err != nil {
+		return err
+	}
+	cpuAfter, ctlAfter, err := f.hub.cpu()
+	if err != nil {
+		return err
+	}
+	wall := time.Since(started)
+	profiles.Wait()
+	rss, err := f.hub.rss()
+	if err != nil {
+		return err
+	}
+	n := len(f.names)
+	use := (cpuAfter - cpuBefore).Seconds() / wall.Seconds()
+	row(fmt.Sprintf("(b) hub CPU, steady state (%s)", *fleetSteady), fmt.Sprintf("%.2f cores", use), "")
+	if f.hub.controllers != nil {
+		row("(b)   of which the hub controllers", cores(ctlAfter-ctlBefore, wall), "")
+	}
+	row("(b) hub CPU per cluster", fmt.Sprintf("%.2f ms/s", use*1000/float64(n)), "")
+	row("(b) hub RSS, steady state", mib(rss), "< 6 GiB for 5,000")
+	row("(b) hub RSS per cluster (minus the empty hub)", fmt.Sprintf("%.0f KiB", float64(rss-f.rssEmpty)/float64(n)/1024), "")
+	if self, err := framework.RSSOf(os.Getpid()); err == nil {
+		row("(b) simulator RSS per simulated cluster", fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "")
+	}
+	counts, err := countObjects(ctx, f.cfg)
+	if err != nil {
+		return err
+	}
+	for i, gvr := range countedResources {
+		row("(b)   hub objects: "+gvr.Resource, fmt.Sprint(counts[i]), "")
+	}
+	return nil
+}
+
+// singleWorkLatency creates single ManifestWorks, spread over the
+// clusters, at 5 a second while the fleet holds steady, and reports the
+// latency from each create to Applied on the hub: scenario (e).
+func (f *fleet) singleWorkLatency(ctx context.Context) error {
+	const rate = 5
+	n := *fleetProbes
+	created := make(map[string]time.Time, n)
+	var keys []string
+	tick := time.NewTicker(time.Second / rate)
+	defer tick.Stop()
+	for i := range n {
+		<-tick.C
+		cluster := f.names[(i*7919)%len(f.names)]
+		mw := fleetWork(cluster, fmt.Sprintf("probe-%04d", i))
+		key := cluster + "/" + mw.Name
+		created[key] = time.Now()
+		if err := f.c.Create(ctx, mw); err != nil {
+			return fmt.Errorf("create ManifestWork %s: %w", key, err)
+		}
+		keys = append(keys, key)
+	}
+	if _, err := f.track.waitAll(ctx, "probe works Applied", keys, true, 5*time.Minute); err != nil {
+		return err
+	}
+	at, _ := f.track.times(keys, true)
+	latencies := make([]time.Duration, len(at))
+	for i, t := range at {
+		latencies[i] = t.Sub(created[keys[i]])
+	}
+	slices.Sort(latencies)
+	p50, p99 := latencies[len(latencies)/2], latencies[len(latencies)*99/100]
+	row(fmt.Sprintf("(e) single work create → Applied, p50 (%d at %d/s)", n, rate), millis(p50), "")
+	row(fmt.Sprintf("(e) single work create → Applied, p99 (%d at %d/s)", n, rate), millis(p99), "< 1 s")
+	return nil
+}
+
+// fleetWork is a ManifestWork of one ConfigMap, in the cluster's own
+// namespace on the shared spoke so that no two simulated clusters write
+// the same object.
+func fleetWork(cluster, name string) *workv1.ManifestWork {
+	mw := benchManifestWork(cluster, name)
+	cm := mw.Spec.Workload.Manifests[0].Object.(*corev1.ConfigMap)
+	cm.Namespace = "agent-" + cluster
+	return mw
+}
+
+// pause waits d unless ctx ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cores is CPU time used over a wall time, in cores.
+func cores(cpu, wall time.Duration) string {
+	return fmt.Sprintf("%.2f cores", cpu.Seconds()/wall.Seconds())
+}

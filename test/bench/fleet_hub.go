@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+var fleetHubMode = flag.String("fleet-hub", "release", "fleet: the hub under test: release (bin/flotilla-hub), "+
+	"pprof (the same hub.Run serving pprof, built from test/bench/pprofhub) or "+
+	"split (API server and etcd in one pprof process, the controllers in another, to measure the controllers alone)")
+
+// hubUnderTest is the hub process of the fleet, or its two halves.
+type hubUnderTest struct {
+	*framework.HubProcess
+	// controllers is the controllers' process in split mode, else nil.
+	controllers *framework.Process
+	// pprofDirs are the data directories whose pprof.addr name a pprof
+	// server, one per process; empty for the release binary.
+	pprofDirs []string
+}
+
+// startHubUnderTest starts the fleet's hub as -fleet-hub says.
+func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTest, error) {
+	switch *fleetHubMode {
+	case "release":
+		p, err := framework.StartHubProcess(ctx, e.binDir, dataDir, 2*time.Minute)
+		return &hubUnderTest{HubProcess: p}, err
+	case "pprof", "split":
+	default:
+		return nil, fmt.Errorf("-fleet-hub %q: want release, pprof or split", *fleetHubMode)
+	}
+	bin, err := buildPprofHub(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	if *fleetHubMode == "pprof" {
+		p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "all")
+		return &hubUnderTest{HubProcess: p, pprofDirs: []string{dataDir}}, err
+	}
+	p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "controlplane")
+	if err != nil {
+		return nil, err
+	}
+	ctlDir := dataDir + "-controllers"
+	ctl, err := framework.StartProcess(ctx, bin, "--mode", "controllers", "--data-dir", ctlDir,
+		"--kubeconfig", p.Kubeconfig, "--webhook-config", filepath.Join(dataDir, "webhook.json"))
+	if err == nil {
+		err = ctl.WaitForOutput("flotilla-hub is ready at", 2*time.Minute)
+	}
+	if err != nil {
+		p.Stop(time.Minute)
+		return nil, fmt.Errorf("start the hub controllers: %w", err)
+	}
+	return &hubUnderTest{HubProcess: p, controllers: ctl, pprofDirs: []string{dataDir, ctlDir}}, nil
+}
+
+// Stop stops the hub's processes.
+func (h *hubUnderTest) Stop() {
+	if h.controllers != nil {
+		h.controllers.Stop(time.Minute)
+	}
+	h.HubProcess.Stop(time.Minute)
+}
+
+// pids are the hub's processes.
+func (h *hubUnderTest) pids() []int {
+	if h.controllers == nil {
+		return []int{h.Pid()}
+	}
+	return []int{h.Pid(), h.controllers.Pid()}
+}
+
+// rss is the resident memory of the hub's processes together.
+func (h *hubUnderTest) rss() (int64, error) {
+	var sum int64
+	for _, pid := range h.pids() {
+		r, err := framework.RSSOf(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += r
+	}
+	return sum, nil
+}
+
+// cpu is the CPU time the hub's processes used together, and that of the
+// controllers' process alone (0 unless split).
+func (h *hubUnderTest) cpu() (all, controllers time.Duration, err error) {
+	for _, pid := range h.pids() {
+		t, err := cpuTime(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		all += t
+		if h.controllers != nil && pid == h.controllers.Pid() {
+			controllers = t
+		}
+	}
+	return all, controllers, nil
+}
+
+// buildPprofHub builds test/bench/pprofhub as <workDir>/pprofhub/flotilla-hub.
+func buildPprofHub(ctx context.Context, e *env) (string, error) {
+	bin := filepath.Join(e.workDir, "pprofhub", "flotilla-hub")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/flotilla-io/flotilla/test/bench/pprofhub")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the pprof hub (run the benchmark from the repository): %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// profileHub takes a CPU profile of d and then a heap profile of each of
+// the hub's processes into dir, and prints the top of each CPU profile.
+func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration) error {
+	if len(h.pprofDirs) == 0 {
+		return fmt.Errorf("-pprof-dir needs -fleet-hub pprof or split: the release hub serves no pprof")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i, data := range h.pprofDirs {
+		addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+		if err != nil {
+			return err
+		}
+		name := []string{"hub", "controllers"}[i]
+		if h.controllers != nil && i == 0 {
+			name = "controlplane"
+		}
+		cpuFile := filepath.Join(dir, name+"-cpu.pprof")
+		base := "http://" + string(addr) + "/debug/pprof/"
+		if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), cpuFile); err != nil {
+			return err
+		}
+		if err := fetch(ctx, base+"heap", filepath.Join(dir, name+"-heap.pprof")); err != nil {
+			return err
+		}
+		out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount", "15", cpuFile).Output()
+		if err != nil {
+			return fmt.Errorf("go tool pprof %s: %w", cpuFile, err)
+		}
+		fmt.Printf("      CPU profile of the %s process (%s):\n", name, cpuFile)
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fmt.Println("        " + l)
+		}
+	}
+	return nil
+}
+
+func fetch(ctx context.Context, url, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
