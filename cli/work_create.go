@@ -23,9 +23,10 @@ import (
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "create",
-		Short:   "Create ManifestWorks, Placements, cluster sets and Policies on the hub",
-		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters, cluster sets and Placements that choose clusters, and Policies bound to Placements.",
-		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1`,
+		Short:   "Create ManifestWorks, ManifestWorkReplicaSets, Placements, cluster sets and Policies on the hub",
+		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters (one by one, or to the clusters of a Placement with a ManifestWorkReplicaSet), cluster sets and Placements that choose clusters, and Policies bound to Placements.",
+		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1
+  flotilla create work hello -f hello.yaml --placement apps/web --rollout Progressive --max-concurrency 1`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

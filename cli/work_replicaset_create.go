@@ -37,6 +37,16 @@ func (o *createWorkOptions) runReplicaSet(ctx context.Context, rs *workv1alpha1.
 			return explainClusterAPI(err, c, fmt.Sprintf("get Placement %s/%s", rs.Namespace, ref.Name))
 		}
 	}
+	// Render it for the clusters chosen now, as the hub will: overrides or
+	// a division that cannot apply are refused before anything is written.
+	preview, err := loadReplicaSetView(ctx, c, rs, time.Now())
+	if err != nil {
+		return err
+	}
+	if preview.renderErr != nil {
+		return fmt.Errorf("nothing was created: the hub could not roll out ManifestWorkReplicaSet %s as written, for the clusters its Placements choose now (%s): %w",
+			key, strings.Join(preview.clusterNames(), ", "), preview.renderErr)
+	}
 	verb := "created"
 	err = c.ctrl.Create(ctx, rs)
 	switch {
@@ -138,7 +148,7 @@ func divisionText(d *workv1alpha1.ReplicaDivision) string {
 	for _, w := range d.Weights {
 		who := strings.Join(w.ClusterNames, ",")
 		if w.ClusterSelector != nil {
-			who = orNone(strings.TrimSpace(who + " " + metav1.FormatLabelSelector(w.ClusterSelector)))
+			who = strings.TrimPrefix(who+",", ",") + "[" + metav1.FormatLabelSelector(w.ClusterSelector) + "]"
 		}
 		weights = append(weights, fmt.Sprintf("%s=%d", who, w.Weight))
 	}
@@ -244,6 +254,15 @@ func (v *replicaSetView) lacking(phase clusterPhase) []string {
 		if c := meta.FindStatusCondition(v.rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut); c == nil || c.Status != metav1.ConditionTrue {
 			out = append(out, "the hub has not reported the rollout complete yet (PlacementRolledOut)")
 		}
+	}
+	return out
+}
+
+// clusterNames are the chosen clusters of the view.
+func (v *replicaSetView) clusterNames() []string {
+	out := make([]string, 0, len(v.clusters))
+	for _, cr := range v.clusters {
+		out = append(out, cr.cluster)
 	}
 	return out
 }

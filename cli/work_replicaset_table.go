@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
@@ -83,7 +84,7 @@ func replicaSetViews(ctx context.Context, c *clients, items []workv1alpha1.Manif
 
 // withWorkDescribe adds `describe work` to the describe command.
 func withWorkDescribe(g *globalOptions, describe *cobra.Command) *cobra.Command {
-	var namespace string
+	var namespace, output string
 	cmd := &cobra.Command{
 		Use:     "work NAME -n NAMESPACE",
 		Aliases: []string{"works", "manifestworkreplicaset", "mwrs"},
@@ -95,8 +96,13 @@ one row per chosen cluster with its state in the rollout:
   Applying   it has the current spec; its agent has not reported it applied and available
   Available  its agent reports the current spec applied and available
   Failed     it reports the work Degraded, or was not available within progressDeadline
-REPLICAS and IMAGES are what the cluster is to run, overrides and division applied.`,
-		Example: `  flotilla describe work hello -n apps`,
+REPLICAS and IMAGES are what the cluster is to run, overrides and division applied.
+
+-o json and -o yaml print the same as data: the ManifestWorkReplicaSet,
+the rollout, and each cluster's state, replicas, images, message and
+ManifestWork.`,
+		Example: `  flotilla describe work hello -n apps
+  flotilla describe work hello -n apps -o json | jq -r '.clusters[] | select(.state == "Failed") | .cluster'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("name one ManifestWorkReplicaSet (got %d): flotilla describe work NAME -n NAMESPACE", len(args))
@@ -107,6 +113,9 @@ REPLICAS and IMAGES are what the cluster is to run, overrides and division appli
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, outputJSON, outputYAML); err != nil {
+				return err
+			}
 			c, err := g.clientsFor(hubSide)
 			if err != nil {
 				return err
@@ -123,10 +132,14 @@ REPLICAS and IMAGES are what the cluster is to run, overrides and division appli
 			if err != nil {
 				return err
 			}
+			if output != outputText {
+				return printData(g.streams.Out, output, v.data())
+			}
 			return writeReplicaSetDescription(g.streams.Out, v)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the ManifestWorkReplicaSet")
+	addOutputFlag(cmd, &output, outputJSON, outputYAML)
 	describe.AddCommand(cmd)
 	return describe
 }
@@ -225,4 +238,45 @@ func overrideText(i int, o workv1alpha1.ClusterOverride) string {
 		what = append(what, plural(n, "JSON patch operation"))
 	}
 	return fmt.Sprintf("%s: clusters %s: %s", name, orNone(strings.Join(who, " or ")), orNone(strings.Join(what, "; ")))
+}
+
+// replicaSetData is what `describe work -o json|yaml` prints.
+type replicaSetData struct {
+	ReplicaSet *workv1alpha1.ManifestWorkReplicaSet `json:"replicaSet"`
+	Rollout    string                               `json:"rollout"`
+	Invalid    string                               `json:"invalid,omitempty"`
+	Clusters   []clusterData                        `json:"clusters"`
+}
+
+// clusterData is one chosen cluster of replicaSetData.
+type clusterData struct {
+	Cluster      string               `json:"cluster"`
+	Placement    string               `json:"placement"`
+	State        clusterPhase         `json:"state"`
+	Replicas     string               `json:"replicas"`
+	Images       string               `json:"images"`
+	Message      string               `json:"message,omitempty"`
+	ManifestWork *workv1.ManifestWork `json:"manifestWork,omitempty"`
+}
+
+// data is the view as printable data.
+func (v *replicaSetView) data() replicaSetData {
+	rs := v.rs.DeepCopy()
+	rs.APIVersion, rs.Kind = workv1alpha1.GroupVersion.String(), "ManifestWorkReplicaSet"
+	rs.ManagedFields = nil
+	d := replicaSetData{ReplicaSet: rs, Rollout: v.rollout(), Clusters: []clusterData{}}
+	if v.renderErr != nil {
+		d.Invalid = v.renderErr.Error()
+	}
+	for _, cr := range v.clusters {
+		replicas, images := replicasAndImages(cr.want)
+		cd := clusterData{Cluster: cr.cluster, Placement: cr.placement, State: cr.phase, Replicas: replicas, Images: images, Message: cr.why}
+		if cr.work != nil {
+			cd.ManifestWork = cr.work.DeepCopy()
+			cd.ManifestWork.APIVersion, cd.ManifestWork.Kind = workv1.GroupVersion.String(), "ManifestWork"
+			cd.ManifestWork.ManagedFields = nil
+		}
+		d.Clusters = append(d.Clusters, cd)
+	}
+	return d
 }

@@ -139,3 +139,38 @@ func TestReplicasAndImages(t *testing.T) {
 		t.Errorf("nil: %q %q", r, i)
 	}
 }
+
+func TestReplicaSetTexts(t *testing.T) {
+	for _, tc := range []struct {
+		s    workv1alpha1.RolloutStrategy
+		want string
+	}{
+		{workv1alpha1.RolloutStrategy{}, "rollout All"},
+		{workv1alpha1.RolloutStrategy{Type: workv1alpha1.All, All: &workv1alpha1.RolloutAll{RolloutConfig: workv1alpha1.RolloutConfig{ProgressDeadline: "None"}}}, "rollout All"},
+		{workv1alpha1.RolloutStrategy{Type: workv1alpha1.Progressive, Progressive: &workv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromString("25%"),
+			RolloutConfig: workv1alpha1.RolloutConfig{ProgressDeadline: "90s", MinSuccessTime: metav1.Duration{Duration: time.Minute}, MaxFailures: intstr.FromInt32(2)}}},
+			"rollout Progressive, 25% at a time, deadline 90s, min success 1m0s, max failures 2"},
+		{workv1alpha1.RolloutStrategy{Type: workv1alpha1.ProgressivePerGroup}, "rollout ProgressivePerGroup, max failures 0"},
+	} {
+		if got := strategyText(tc.s); got != tc.want {
+			t.Errorf("strategyText = %q, want %q", got, tc.want)
+		}
+	}
+	three, zero := int32(3), int32(0)
+	d := &workv1alpha1.ReplicaDivision{TotalReplicas: &three, DefaultWeight: &zero, Weights: []workv1alpha1.ClusterWeight{
+		{ClusterNames: []string{"c1"}, Weight: 2},
+		{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}, Weight: 1},
+	}}
+	if got, want := divisionText(d), "3 replicas divided by weight (c1=2, [env=prod]=1, others 0)"; got != want {
+		t.Errorf("divisionText = %q, want %q", got, want)
+	}
+	if got, want := divisionText(&workv1alpha1.ReplicaDivision{Type: workv1alpha1.ReplicaDivisionAllocatable, Resource: "cpu"}), "the replicas divided by allocatable cpu times weight (others 1)"; got != want {
+		t.Errorf("divisionText = %q, want %q", got, want)
+	}
+	o := workv1alpha1.ClusterOverride{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}},
+		Images: []workv1alpha1.ImageOverride{{Container: "app", Tag: "1.5"}}, Replicas: &three,
+		Env: []workv1alpha1.EnvOverride{{Name: "A", Value: "b"}}, JSONPatch: []workv1alpha1.JSONPatchOperation{{Op: "remove", Path: "/x"}}}
+	if got, want := overrideText(1, o), "#1: clusters region=eu: container app tag 1.5; replicas 3; env A=b; 1 JSON patch operation"; got != want {
+		t.Errorf("overrideText = %q, want %q", got, want)
+	}
+}

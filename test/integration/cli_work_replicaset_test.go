@@ -93,6 +93,14 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		Expect(res.Code).To(Equal(1))
 		Expect(res.Stderr).To(ContainSubstring("nothing was created: Placement nope does not exist in namespace " + ns))
 
+		By("refusing a division the hub could not apply, writing nothing")
+		configMap := writeSpecFile("settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\n")
+		res = onHub(ctx, "create", "work", "settings", "-f", configMap, "--placement", ns+"/web", "--replicas", "3")
+		Expect(res.Code).To(Equal(1))
+		Expect(res.Stderr).To(ContainSubstring("nothing was created: the hub could not roll out ManifestWorkReplicaSet " + ns + "/settings as written, for the clusters its Placements choose now ("))
+		Expect(res.Stderr).To(ContainSubstring("spec.replicas"))
+		Expect(hubCP.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "settings"}, &workv1alpha1.ManifestWorkReplicaSet{})).NotTo(Succeed())
+
 		By("creating it: progressive, one cluster at a time, 3 replicas divided 2:1, another image on b")
 		res = onHub(ctx, "create", "work", "hello", "-f", file, "--placement", ns+"/web", "--rollout", "Progressive", "--max-concurrency", "1",
 			"--progress-deadline", "10m", "--replicas", "3", "--weight", a+"=2", "--image", b+"=registry.eu.example.com/hello:2")
@@ -151,6 +159,21 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		list := workv1alpha1.ManifestWorkReplicaSetList{}
 		Expect(json.Unmarshal([]byte(res.Stdout), &list)).To(Succeed())
 		Expect(list.Items).To(HaveExactElements(And(HaveField("Kind", "ManifestWorkReplicaSet"), HaveField("Status.Summary.Available", 2))))
+
+		res = onHub(ctx, "describe", "work", "hello", "-n", ns, "-o", "json")
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		var desc struct {
+			Rollout  string `json:"rollout"`
+			Clusters []struct {
+				Cluster, State, Replicas, Images string
+				ManifestWork                     *workv1.ManifestWork
+			} `json:"clusters"`
+		}
+		Expect(json.Unmarshal([]byte(res.Stdout), &desc)).To(Succeed())
+		Expect(desc.Rollout).To(Equal("Complete"))
+		Expect(desc.Clusters).To(ConsistOf(
+			And(HaveField("Cluster", a), HaveField("State", "Available"), HaveField("Replicas", "2"), HaveField("Images", "busybox:1.36"), HaveField("ManifestWork.Namespace", a)),
+			And(HaveField("Cluster", b), HaveField("State", "Available"), HaveField("Replicas", "1"), HaveField("Images", "registry.eu.example.com/hello:2"))))
 
 		By("refusing to replace it without --overwrite")
 		res = onHub(ctx, "create", "work", "hello", "-f", file, "--placement", "web", "-n", ns)
