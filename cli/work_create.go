@@ -22,12 +22,12 @@ import (
 
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "create",
-		Short:   "Create ManifestWorks, ManifestWorkReplicaSets, Placements, cluster sets and Policies on the hub",
-		Long:    "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters (one by one, or to the clusters of a Placement with a ManifestWorkReplicaSet), cluster sets and Placements that choose clusters, and Policies bound to Placements.",
+		Use:   "create",
+		Short: "Create ManifestWorks, ManifestWorkReplicaSets, Placements, cluster sets and Policies on the hub",
+		Long:  "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters (one by one, or to the clusters of a Placement with a ManifestWorkReplicaSet), cluster sets and Placements that choose clusters, and Policies bound to Placements.",
 		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1
   flotilla create work hello -f hello.yaml --placement apps/web --rollout Progressive --max-concurrency 1`,
-		Args:    cobra.ArbitraryArgs,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("name what to create: flotilla create work NAME -f FILE --clusters NAME[,NAME...]")
