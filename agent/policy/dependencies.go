@@ -26,6 +26,14 @@ import (
 // this cluster (read from the agent's cache of its hub namespace), any
 // other kind an object on the spoke (a ConfigurationPolicy in the agent's
 // namespace) whose status.compliant is compared.
+//
+// A PolicySet dependency is never met. Its meaning is the compliance of
+// the set's policies on this cluster, but which policies a set holds is
+// known only on the hub: the agent may read nothing there but the
+// policies of its cluster namespace, and a replicated policy does not say
+// which sets name it. Rather than look for a PolicySet object where none
+// can be (and wait without a word), the template stays Pending with a
+// message that says so and what to depend on instead.
 
 // dependencyState reads the compliance of the object a dependency names;
 // found is false when it does not exist or reports none.
@@ -39,6 +47,10 @@ func unmetDependencies(ctx context.Context, deps []policyv1.PolicyDependency, ro
 	var unmet []string
 	for _, dep := range deps {
 		name := dependencyName(dep, rootNS)
+		if isPolicySetDependency(dep) {
+			unmet = append(unmet, dep.Kind+" "+name)
+			continue
+		}
 		got, found, err := state(ctx, dep, name)
 		if err != nil {
 			return nil, fmt.Errorf("read the compliance of dependency %s %s: %w", dep.Kind, name, err)
@@ -53,9 +65,10 @@ func unmetDependencies(ctx context.Context, deps []policyv1.PolicyDependency, ro
 
 // dependencyName is the name a dependency's object has where it is
 // looked up: a Policy's replicated name "<ns>.<name>" (a name holding a
-// dot already is one, as OCM documents), anything else its own name.
+// dot already is one, as OCM documents; a PolicySet is named the same
+// way in messages), anything else its own name.
 func dependencyName(dep policyv1.PolicyDependency, rootNS string) string {
-	if !isPolicyDependency(dep) {
+	if !isPolicyDependency(dep) && !isPolicySetDependency(dep) {
 		return dep.Name
 	}
 	switch {
@@ -72,14 +85,30 @@ func isPolicyDependency(dep policyv1.PolicyDependency) bool {
 	return dep.Kind == policyv1.PolicyKind && gv.Group == policyv1.GroupVersion.Group
 }
 
+func isPolicySetDependency(dep policyv1.PolicyDependency) bool {
+	gv, _ := schema.ParseGroupVersion(dep.APIVersion)
+	return dep.Kind == policyv1.PolicySetKind && gv.Group == policyv1.GroupVersion.Group
+}
+
+// policySetNotSupported ends the pending message of a template that
+// depends on a PolicySet.
+const policySetNotSupported = "PolicySet dependencies are not supported: " +
+	"the cluster's agent cannot see which policies a set holds, so such a dependency is never met; " +
+	"depend on each policy of the set (kind Policy) instead"
+
 // pendingMessage is the history message of a template held back by its
-// dependencies, in OCM's words.
-func pendingMessage(unmet []string) string {
+// dependencies, in OCM's words; policySet adds why a PolicySet among
+// them is never met.
+func pendingMessage(unmet []string, policySet bool) string {
 	format := "Dependencies were not satisfied: %d are still pending (%s)"
 	if len(unmet) == 1 {
 		format = "Dependencies were not satisfied: %d is still pending (%s)"
 	}
-	return string(policyv1.Pending) + "; template-error; " + fmt.Sprintf(format, len(unmet), strings.Join(unmet, ", "))
+	msg := string(policyv1.Pending) + "; template-error; " + fmt.Sprintf(format, len(unmet), strings.Join(unmet, ", "))
+	if policySet {
+		msg += "; " + policySetNotSupported
+	}
+	return msg
 }
 
 // dependencyState reads a dependency: a Policy from the hub cache of the
@@ -135,7 +164,8 @@ func (r *reconciler) holdBack(ctx context.Context, s *scope, t engine.PolicyTemp
 	if err != nil || len(unmet) == 0 {
 		return false, err
 	}
-	s.record(d, r.cfg.Namespace, policyv1.Pending, pendingMessage(unmet), nil)
+	msg := pendingMessage(unmet, slices.ContainsFunc(t.Dependencies, isPolicySetDependency))
+	s.record(d, r.cfg.Namespace, policyv1.Pending, msg, nil)
 	return true, nil
 }
 

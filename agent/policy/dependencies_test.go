@@ -17,6 +17,9 @@ func TestUnmetDependencies(t *testing.T) {
 	config := func(name string, c policyv1.ComplianceState) policyv1.PolicyDependency {
 		return policyv1.PolicyDependency{APIVersion: api, Kind: policyv1.ConfigurationPolicyKind, Name: name, Compliance: c}
 	}
+	set := func(ns, name string) policyv1.PolicyDependency {
+		return policyv1.PolicyDependency{APIVersion: "policy.open-cluster-management.io/v1beta1", Kind: policyv1.PolicySetKind, Namespace: ns, Name: name, Compliance: policyv1.Compliant}
+	}
 	// What the cluster reports, by the name a dependency is looked up by.
 	cluster := map[string]policyv1.ComplianceState{
 		"policies.operator":      policyv1.Compliant,
@@ -24,6 +27,9 @@ func TestUnmetDependencies(t *testing.T) {
 		"policies.my-4.17-check": policyv1.Compliant,
 		"scan-prerequisite":      policyv1.Compliant,
 		"policies.silent":        "",
+		// Were a PolicySet looked up, it would be found Compliant.
+		"policies.base": policyv1.Compliant,
+		"base":          policyv1.Compliant,
 	}
 	state := func(_ context.Context, _ policyv1.PolicyDependency, name string) (policyv1.ComplianceState, bool, error) {
 		c, ok := cluster[name]
@@ -46,6 +52,8 @@ func TestUnmetDependencies(t *testing.T) {
 		{"several unmet, sorted and once each", []policyv1.PolicyDependency{
 			policy("", "zeta", policyv1.Compliant), config("absent", policyv1.Compliant), policy("", "zeta", policyv1.Compliant), policy("", "operator", policyv1.Compliant),
 		}, []string{"ConfigurationPolicy absent", "Policy policies.zeta"}},
+		{"a PolicySet is never met", []policyv1.PolicyDependency{set("", "base")}, []string{"PolicySet policies.base"}},
+		{"a PolicySet in another namespace, with a met policy", []policyv1.PolicyDependency{set("other", "base"), policy("", "operator", policyv1.Compliant)}, []string{"PolicySet other.base"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,14 +80,18 @@ func TestUnmetDependenciesReadError(t *testing.T) {
 
 func TestPendingMessage(t *testing.T) {
 	tests := []struct {
-		unmet []string
-		want  string
+		unmet     []string
+		policySet bool
+		want      string
 	}{
-		{[]string{"Policy default.policy-pod"}, "Pending; template-error; Dependencies were not satisfied: 1 is still pending (Policy default.policy-pod)"},
-		{[]string{"ConfigurationPolicy a", "Policy ns.b"}, "Pending; template-error; Dependencies were not satisfied: 2 are still pending (ConfigurationPolicy a, Policy ns.b)"},
+		{[]string{"Policy default.policy-pod"}, false, "Pending; template-error; Dependencies were not satisfied: 1 is still pending (Policy default.policy-pod)"},
+		{[]string{"ConfigurationPolicy a", "Policy ns.b"}, false, "Pending; template-error; Dependencies were not satisfied: 2 are still pending (ConfigurationPolicy a, Policy ns.b)"},
+		{[]string{"PolicySet ns.base"}, true, "Pending; template-error; Dependencies were not satisfied: 1 is still pending (PolicySet ns.base); " +
+			"PolicySet dependencies are not supported: the cluster's agent cannot see which policies a set holds, so such a dependency is never met; " +
+			"depend on each policy of the set (kind Policy) instead"},
 	}
 	for _, tt := range tests {
-		if got := pendingMessage(tt.unmet); got != tt.want {
+		if got := pendingMessage(tt.unmet, tt.policySet); got != tt.want {
 			t.Errorf("pendingMessage(%q) = %q, want %q", tt.unmet, got, tt.want)
 		}
 	}
