@@ -57,8 +57,11 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return o.GetLabels()[clusterv1.ClusterNameLabel] == o.GetName()
 			}))).
-		// A deleted cluster waits for its ManifestWorks to go.
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
+		// A deleted cluster waits for its ManifestWorks to go. Only their
+		// metadata is cached: a hub holding 50,000 works needs none of their
+		// manifests here.
+		Watches(workMetadata(), handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
+			builder.OnlyMetadata,
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc:  func(event.CreateEvent) bool { return false },
 				UpdateFunc:  func(event.UpdateEvent) bool { return false },
@@ -66,6 +69,14 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
 		Complete(r)
+}
+
+// workMetadata is a ManifestWork with only its metadata, for the
+// metadata-only cache.
+func workMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(workv1.GroupVersion.WithKind("ManifestWork"))
+	return m
 }
 
 // clusterOfNamespace maps an object in (or being) a cluster namespace to

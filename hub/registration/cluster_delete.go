@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +38,8 @@ func (r *ClusterReconciler) reconcileDelete(ctx context.Context, s *clusterScope
 		return ctrl.Result{}, fmt.Errorf("revoke the access of deleted cluster %s: %w", cluster.Name, err)
 	}
 
-	works := &workv1.ManifestWorkList{}
+	works := &metav1.PartialObjectMetadataList{}
+	works.SetGroupVersionKind(workv1.GroupVersion.WithKind("ManifestWorkList"))
 	if err := r.Client.List(ctx, works, client.InNamespace(cluster.Name)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list the ManifestWorks of deleted cluster %s: %w", cluster.Name, err)
 	}
