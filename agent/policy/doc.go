@@ -26,7 +26,9 @@
 // another kind: the object on the spoke) is not on the spoke and reports
 // Pending with OCM's "Dependencies were not satisfied" message; a change
 // of a policy's compliance re-evaluates the policies that depend on it or
-// on its templates. See docs/policy-templates.md.
+// on its templates. A PolicySet dependency is never met (which policies a
+// set holds is known only on the hub) and its message says so. See
+// docs/policy-templates.md.
 //
 // Evaluation is driven by change, never by polling: with the default
 // evaluationInterval ("watch") a template reads the spoke only through
