@@ -86,6 +86,7 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		createPolicyMember(ctx, b, set, map[string]string{"env": "prod"})
 		createPolicyMember(ctx, dev, set, map[string]string{"env": "dev"})
 		Expect(onHub(ctx, "create", "placement", "web", "-n", ns, "--label-selectors", "env=prod", "--wait").Code).To(Equal(0))
+		Eventually(chosen(ctx, ns, "web")).Should(ConsistOf(a, b))
 		file := writeSpecFile("hello.yaml", helloDeployment)
 
 		By("refusing a Placement that does not exist, writing nothing")
@@ -187,6 +188,7 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		createPolicyMember(ctx, a, set, map[string]string{"env": "prod"})
 		createPolicyMember(ctx, b, set, map[string]string{"env": "prod"})
 		Expect(onHub(ctx, "create", "placement", "web", "-n", ns, "--wait").Code).To(Equal(0))
+		Eventually(chosen(ctx, ns, "web")).Should(ConsistOf(a, b))
 		file := writeSpecFile("hello.yaml", helloDeployment)
 
 		// The test plays both agents: the first reports the work degraded.
