@@ -214,7 +214,11 @@ func (e *evaluator) perObject(t *TemplateResult, ot *policyv1.ObjectTemplate, va
 	if msg != nil {
 		return t.templateError(msg.Reason, "%s", msg.Message)
 	}
-	p := &perObjectCheck{check: c, raw: ot.ObjectDefinition.Raw, nsFromSelector: ns == ""}
+	compiled, err := e.compileDefinition(ot.ObjectDefinition.Raw, true)
+	if err != nil {
+		return t.templateError(ReasonTemplateError, "%v", err)
+	}
+	p := &perObjectCheck{check: c, tpl: compiled, nsFromSelector: ns == ""}
 	for _, ns := range namespaces {
 		if err := p.namespace(ns, name, selector); err != nil {
 			return t.templateError(ReasonTemplateError, "%v", err)
@@ -234,8 +238,8 @@ func (e *evaluator) perObject(t *TemplateResult, ot *policyv1.ObjectTemplate, va
 // perObjectCheck checks the objects of an object template resolved per object.
 type perObjectCheck struct {
 	*check
-	// raw is the object definition as written.
-	raw []byte
+	// tpl is the object definition, parsed once for all objects.
+	tpl *compiled
 	// nsFromSelector says that the namespaces are the namespaceSelector's.
 	nsFromSelector bool
 	// skipped counts the resolutions that called skipObject.
@@ -291,7 +295,7 @@ func (p *perObjectCheck) resolve(ns, name string, obj *unstructured.Unstructured
 		// Templates cannot change what they read: no copy is needed.
 		data.Object = obj.Object
 	}
-	raw, res, err := p.e.resolve(p.raw, data)
+	raw, res, err := p.tpl.resolve(data)
 	p.t.Sensitive = p.t.Sensitive || res.sensitive
 	if err != nil {
 		return nil, false, err

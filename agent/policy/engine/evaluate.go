@@ -67,7 +67,7 @@ func (e *evaluator) objectTemplate(i int, ot *policyv1.ObjectTemplate) (t *Templ
 	if vars := definitionContextVars(ot.ObjectDefinition.Raw); len(vars) > 0 {
 		return e.perObject(t, ot, vars)
 	}
-	raw, res, err := e.resolve(ot.ObjectDefinition.Raw, nil)
+	raw, res, err := e.resolve(ot.ObjectDefinition.Raw)
 	if err != nil {
 		return t.templateError(ReasonTemplateError, "%v", err)
 	}

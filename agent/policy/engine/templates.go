@@ -21,18 +21,34 @@ import (
 var errHubTemplate = errors.New("hub templates ({{hub ... hub}}) are resolved on the hub before a policy reaches a managed cluster; this one was not")
 
 // resolve resolves the Go templates of an object definition, when it has
-// any: the JSON is turned into YAML, executed with data as dot, and turned
-// back, as OCM does. The resolution says whether the templates read a
-// Secret and whether they called skipObject (then the output is nil).
-func (e *evaluator) resolve(raw []byte, data *objectContext) ([]byte, resolution, error) {
+// any: the JSON is turned into YAML, executed, and turned back, as OCM
+// does. The resolution says whether the templates read a Secret.
+func (e *evaluator) resolve(raw []byte) ([]byte, resolution, error) {
 	if !bytes.Contains(raw, []byte("{{")) {
 		return raw, resolution{}, nil
 	}
+	c, err := e.compileDefinition(raw, false)
+	if err != nil {
+		return nil, resolution{}, err
+	}
+	return c.resolve(nil)
+}
+
+// compileDefinition parses the Go templates of an object definition, as
+// YAML, to be resolved once or (perObject) for each of many objects.
+func (e *evaluator) compileDefinition(raw []byte, perObject bool) (*compiled, error) {
 	y, err := yaml.JSONToYAML(raw)
 	if err != nil {
-		return nil, resolution{}, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
+		return nil, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
 	}
-	out, res, err := e.execute(string(y), data)
+	return e.compile(string(y), perObject)
+}
+
+// resolve executes an object definition's templates with data as dot and
+// turns the YAML it gives back into JSON; nil when the template called
+// skipObject.
+func (c *compiled) resolve(data *objectContext) ([]byte, resolution, error) {
+	out, res, err := c.run(data)
 	if err != nil || res.skipped {
 		return nil, res, err
 	}
@@ -49,7 +65,7 @@ func (e *evaluator) resolveRaw(raw string) ([]policyv1.ObjectTemplate, error) {
 		return nil, fmt.Errorf("object-templates-raw uses %s, which is set only while one object template is resolved per object: "+
 			"move the object definition into object-templates", vars)
 	}
-	out, _, err := e.execute(raw, nil)
+	out, _, err := e.execute(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -69,27 +85,49 @@ type resolution struct {
 	skipped bool
 }
 
-// execute runs text as a Go template with the managed-cluster functions
-// and data as dot; skipObject is defined only when data is set (the
-// template is resolved per object).
-func (e *evaluator) execute(text string, data *objectContext) (string, resolution, error) {
+// execute runs text as a Go template with the managed-cluster functions.
+func (e *evaluator) execute(text string) (string, resolution, error) {
+	c, err := e.compile(text, false)
+	if err != nil {
+		return "", resolution{}, err
+	}
+	return c.run(nil)
+}
+
+// compiled is a template parsed once, to be executed one or more times
+// (one at a time: its functions record what each execution did).
+type compiled struct {
+	tpl *template.Template
+	f   *funcs
+}
+
+// compile parses text as a Go template with the managed-cluster
+// functions; perObject adds skipObject, which only means something while
+// a template is resolved for one object.
+func (e *evaluator) compile(text string, perObject bool) (*compiled, error) {
 	if strings.Contains(text, "{{hub") {
-		return "", resolution{}, errHubTemplate
+		return nil, errHubTemplate
 	}
 	f := &funcs{e: e}
-	tpl, err := template.New("tmpl").Funcs(f.funcMap(data != nil)).Parse(managedClusterDelims.Prepare(text))
+	tpl, err := template.New("tmpl").Funcs(f.funcMap(perObject)).Parse(managedClusterDelims.Prepare(text))
 	if err != nil {
-		return "", resolution{}, fmt.Errorf("failed to parse the template: %w", err)
+		return nil, fmt.Errorf("failed to parse the template: %w", err)
 	}
-	var b strings.Builder
+	return &compiled{tpl: tpl, f: f}, nil
+}
+
+// run executes the template with data as dot (nil: no dot).
+func (c *compiled) run(data *objectContext) (string, resolution, error) {
+	c.f.resolution = resolution{}
 	var dot any
 	if data != nil {
 		dot = data
 	}
-	if err := tpl.Execute(&b, dot); err != nil {
-		return "", f.resolution, fmt.Errorf("failed to resolve the template: %w", err)
+	var b strings.Builder
+	if err := c.tpl.Execute(&b, dot); err != nil {
+		return "", c.f.resolution, fmt.Errorf("failed to resolve the template: %w", err)
 	}
-	return b.String(), f.resolution, nil
+	return b.String(), c.f.resolution, nil
 }
 
 // funcs are the template functions of one resolution.
@@ -99,8 +137,7 @@ type funcs struct {
 }
 
 // funcMap are the functions of managed-cluster templates; perObject adds
-// skipObject, which only means something while a template is resolved
-// for one object.
+// skipObject.
 func (f *funcs) funcMap(perObject bool) template.FuncMap {
 	m := HelperFuncs()
 	m["lookup"] = f.lookup
