@@ -297,7 +297,8 @@ func (v *replicaSetView) rollout() string {
 		return "Waiting: not scheduled yet"
 	case stopped && pending > 0:
 		return "Stopped: " + strings.Join(failedNames, ",") + " failed"
-	case rolled != nil && rolled.Status == metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && len(failedNames) == 0 && pending == 0:
+	case rolled != nil && rolled.Status == metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && available == len(v.clusters):
+		// The hub's word, and every cluster's agent reports the current spec.
 		return "Complete"
 	}
 	s := fmt.Sprintf("Progressing %d/%d", available, len(v.clusters))
