@@ -43,6 +43,7 @@ var rolloutFlags = []string{"rollout", "max-concurrency", "min-success-time", "p
 // replicaSetOnlyFlags are the flags that mean nothing without a ManifestWorkReplicaSet.
 var replicaSetOnlyFlags = append([]string{"image", "replicas", "weight"}, rolloutFlags...)
 
+// addFlags adds the replica set flags to create work, with shell completion of --rollout.
 func (r *replicaSetFlags) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&r.placement, "placement", "", "[NAMESPACE/]NAME of the Placement that chooses the clusters: creates a ManifestWorkReplicaSet in its namespace")

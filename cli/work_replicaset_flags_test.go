@@ -43,6 +43,7 @@ func parseReplicaSetFlags(t *testing.T, src *workSource, args ...string) (*workv
 	return rs.replicaSet("hello", src, "default")
 }
 
+// mustSource parses data as the -f file hello.yaml.
 func mustSource(t *testing.T, data string) *workSource {
 	t.Helper()
 	src, err := parseWorkSource("hello.yaml", []byte(data))

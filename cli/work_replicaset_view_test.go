@@ -12,6 +12,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
+// specOf is a ManifestWork spec of the given manifests.
 func specOf(raw ...string) workv1.ManifestWorkSpec {
 	var s workv1.ManifestWorkSpec
 	for _, r := range raw {
