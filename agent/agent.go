@@ -15,7 +15,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -240,10 +239,12 @@ func ensureNamespace(ctx context.Context, spoke kubernetes.Interface, ns string)
 	return nil
 }
 
-// scheme holds the spoke types the agent reads.
+// scheme holds the spoke types the manager's controllers read: Nodes and
+// ClusterClaims. Not client-go's whole scheme, whose several hundred
+// kinds would cost the agent about a megabyte of heap for nothing.
 func scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(corev1.AddToScheme(s))
 	utilruntime.Must(clusterv1alpha1.AddToScheme(s))
 	return s
 }
@@ -252,10 +253,14 @@ func scheme() *runtime.Scheme {
 // controllers watch: Nodes, stripped to their resources, and ClusterClaims.
 // Secrets and ConfigMaps are never cached, to keep the agent small.
 func newManager(cfg *rest.Config, opts Options, logger klog.Logger) (ctrl.Manager, error) {
+	metrics := metricsserver.Options{BindAddress: addr(opts.MetricsAddr)}
+	if opts.Profiling {
+		metrics.ExtraHandlers = profilingHandlers()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme(),
 		Logger:                 logger,
-		Metrics:                metricsserver.Options{BindAddress: addr(opts.MetricsAddr)},
+		Metrics:                metrics,
 		HealthProbeBindAddress: addr(opts.HealthProbeAddr),
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),

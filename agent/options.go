@@ -81,6 +81,9 @@ type Options struct {
 	// "0" or empty turns them off.
 	MetricsAddr     string
 	HealthProbeAddr string
+	// Profiling adds Go's /debug/pprof/ endpoints and /debug/memory (where
+	// the process's memory goes) to the metrics server at MetricsAddr.
+	Profiling bool
 }
 
 // Validate says what is wrong with o, in terms of the flags of
@@ -127,6 +130,9 @@ func (o *Options) Validate() error {
 	}
 	if o.AppliedManifestWorkEvictionGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("eviction grace period %s must not be negative", o.AppliedManifestWorkEvictionGracePeriod))
+	}
+	if o.Profiling && addr(o.MetricsAddr) == "0" {
+		errs = append(errs, errors.New("profiling is served on the metrics address: give one (--metrics-bind-address 127.0.0.1:PORT) or leave --profiling off"))
 	}
 	return errors.Join(errs...)
 }

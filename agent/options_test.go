@@ -23,6 +23,8 @@ func TestValidate(t *testing.T) {
 		{name: "an http spoke URL", change: func(o *Options) { o.SpokeAPIServerURL = "http://spoke:6443" }, wantErr: "want https://host[:port]"},
 		{name: "a certificate shorter than the signer issues", change: func(o *Options) { o.CertificateExpiration = 5 * time.Minute }, wantErr: "no certificate shorter than 10m0s"},
 		{name: "renewing before issuance", change: func(o *Options) { o.CertificateExpiration, o.RenewBefore = 10*time.Minute, 10*time.Minute }, wantErr: "renew-before 10m0s"},
+		{name: "profiling without a metrics server", change: func(o *Options) { o.Profiling, o.MetricsAddr = true, "0" }, wantErr: "profiling is served on the metrics address"},
+		{name: "profiling on the metrics server", change: func(o *Options) { o.Profiling, o.MetricsAddr = true, "127.0.0.1:9446" }},
 		{name: "a negative lease", change: func(o *Options) { o.LeaseDurationSeconds = -1 }, wantErr: "must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,9 +33,11 @@ var wellKnownConditions = map[schema.GroupKind]map[string][]string{
 const celCostLimit = 1_000_000
 
 // celCache compiles CEL expressions once each; works created from one
-// template share their rules.
+// template share their rules. Its environment is built on first use: it
+// costs about a megabyte that agents whose works have no condition rules
+// never need.
 type celCache struct {
-	env      *cel.Env
+	envOnce  func() (*cel.Env, error)
 	mu       sync.Mutex
 	programs map[string]celProgram
 }
@@ -45,7 +47,13 @@ type celProgram struct {
 	err     error
 }
 
-func newCELCache() (*celCache, error) {
+func newCELCache() *celCache {
+	return &celCache{envOnce: sync.OnceValues(newCELEnv), programs: map[string]celProgram{}}
+}
+
+// newCELEnv is the environment of condition rules: the object and, for
+// messages, the rule's result.
+func newCELEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(
 		cel.Variable("object", cel.DynType),
 		cel.Variable("result", cel.BoolType),
@@ -54,7 +62,7 @@ func newCELCache() (*celCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the CEL environment: %w", err)
 	}
-	return &celCache{env: env, programs: map[string]celProgram{}}, nil
+	return env, nil
 }
 
 // program compiles expr, which must evaluate to want.
@@ -66,14 +74,18 @@ func (c *celCache) program(expr string, want *cel.Type) (cel.Program, error) {
 	if ok {
 		return p.program, p.err
 	}
-	ast, iss := c.env.Compile(expr)
+	env, err := c.envOnce()
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Compile(expr)
 	switch {
 	case iss.Err() != nil:
 		p.err = iss.Err()
 	case ast.OutputType() != want && ast.OutputType() != cel.DynType:
 		p.err = fmt.Errorf("the expression gives %s, not %s", ast.OutputType(), want)
 	default:
-		p.program, p.err = c.env.Program(ast, cel.CostLimit(celCostLimit))
+		p.program, p.err = env.Program(ast, cel.CostLimit(celCostLimit))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

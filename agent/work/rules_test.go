@@ -11,10 +11,10 @@ import (
 )
 
 func TestEvaluateRules(t *testing.T) {
-	c, err := newCELCache()
-	if err != nil {
+	if _, err := newCELEnv(); err != nil {
 		t.Fatal(err)
 	}
+	c := newCELCache()
 	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	job := schema.GroupKind{Group: "batch", Kind: "Job"}
 	ready := `{"spec":{"replicas":2},"status":{"readyReplicas":2}}`

@@ -115,11 +115,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the managed cluster's clients: %w", err)
 	}
-	c, err := newCELCache()
-	if err != nil {
-		return nil, err
-	}
-	return &Agent{cfg: cfg, spoke: spoke, sar: newAccessCache(cfg.ResyncInterval), cel: c}, nil
+	return &Agent{cfg: cfg, spoke: spoke, sar: newAccessCache(cfg.ResyncInterval), cel: newCELCache()}, nil
 }
 
 func newSpokeClients(base *rest.Config) (*spokeClients, error) {

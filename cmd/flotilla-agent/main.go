@@ -101,6 +101,7 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.DurationVar(&opts.AppliedManifestWorkEvictionGracePeriod, "appliedmanifestwork-eviction-grace-period", work.DefaultEvictionGracePeriod, "how long the objects of a ManifestWork that is gone from a reachable hub are kept before they are removed")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9446", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9447", "address of /healthz and /readyz (0 disables them)")
+	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof/ and /debug/memory on the metrics address (not for exposed addresses: they reveal the process's internals)")
 	_ = cmd.MarkFlagRequired("cluster-name")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
