@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
@@ -221,7 +222,12 @@ func (e *evaluator) perObject(t *TemplateResult, ot *policyv1.ObjectTemplate, va
 	p := &perObjectCheck{check: c, tpl: compiled, nsFromSelector: ns == ""}
 	for _, ns := range namespaces {
 		if err := p.namespace(ns, name, selector); err != nil {
-			return t.templateError(ReasonTemplateError, "%v", err)
+			// As for any template, a read that fails is a K8s error.
+			reason := ReasonMappingError
+			if errors.As(err, new(resolveError)) {
+				reason = ReasonTemplateError
+			}
+			return t.templateError(reason, "%v", err)
 		}
 	}
 	switch {
@@ -234,6 +240,12 @@ func (e *evaluator) perObject(t *TemplateResult, ot *policyv1.ObjectTemplate, va
 	t.summarize()
 	return t
 }
+
+// resolveError is an object definition that does not resolve, as opposed
+// to a read of the cluster that fails.
+type resolveError struct{ error }
+
+func (e resolveError) Unwrap() error { return e.error }
 
 // perObjectCheck checks the objects of an object template resolved per object.
 type perObjectCheck struct {
@@ -298,25 +310,25 @@ func (p *perObjectCheck) resolve(ns, name string, obj *unstructured.Unstructured
 	raw, res, err := p.tpl.resolve(data)
 	p.t.Sensitive = p.t.Sensitive || res.sensitive
 	if err != nil {
-		return nil, false, err
+		return nil, false, resolveError{err}
 	}
 	if res.skipped {
 		p.skipped++
 		return nil, false, nil
 	}
 	if err := utiljson.Unmarshal(raw, &tmpl); err != nil || tmpl == nil {
-		return nil, false, fmt.Errorf("the object definition resolved for %s is not an object: %v", where(ns, name), err)
+		return nil, false, resolveError{fmt.Errorf("the object definition resolved for %s is not an object: %v", where(ns, name), err)}
 	}
 	gotName, gotNS := nameOf(tmpl)
 	if !namespaced(p.mapping) {
 		clearNamespace(tmpl)
 	} else if p.nsFromSelector && gotNS != "" && gotNS != ns {
-		return nil, false, fmt.Errorf("The object definition's namespace must match the result from the namespace selector after template resolution: "+
-			"it resolved to %q for namespace %q; leave metadata.namespace empty or resolve it to {{ .ObjectNamespace }}", gotNS, ns)
+		return nil, false, resolveError{fmt.Errorf("The object definition's namespace must match the result from the namespace selector after template resolution: "+
+			"it resolved to %q for namespace %q; leave metadata.namespace empty or resolve it to {{ .ObjectNamespace }}", gotNS, ns)}
 	}
 	if name != "" && gotName != "" && gotName != name {
-		return nil, false, fmt.Errorf("The object definition's name must match the result from the object selector after template resolution: "+
-			"it resolved to %q for %s; leave metadata.name empty or resolve it to {{ .ObjectName }}", gotName, where(ns, name))
+		return nil, false, resolveError{fmt.Errorf("The object definition's name must match the result from the object selector after template resolution: "+
+			"it resolved to %q for %s; leave metadata.name empty or resolve it to {{ .ObjectName }}", gotName, where(ns, name))}
 	}
 	if name != "" {
 		(&unstructured.Unstructured{Object: tmpl}).SetName(name)

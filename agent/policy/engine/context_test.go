@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
@@ -336,6 +339,45 @@ spec:
 				if res := Evaluate(context.Background(), cp, set); len(res.Templates[0].Objects) != 1000 {
 					b.Fatalf("objects: %d", len(res.Templates[0].Objects))
 				}
+			}
+		})
+	}
+}
+
+// failingList is a Reader whose List of ConfigMaps fails.
+type failingList struct{ *ObjectSet }
+
+func (f failingList) List(ctx context.Context, m *meta.RESTMapping, ns string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
+	if m.GroupVersionKind.Kind == "ConfigMap" {
+		return nil, errors.New("the cache is not synced")
+	}
+	return f.ObjectSet.List(ctx, m, ns, sel)
+}
+
+// TestObjectContextErrorReasons checks that a template that does not
+// resolve for an object and a read that fails keep their own reasons.
+func TestObjectContextErrorReasons(t *testing.T) {
+	const selected = `
+namespaceSelector: {include: ["team-*"]}
+object-templates:
+- complianceType: musthave
+  objectSelector: {matchLabels: {app: web}}
+  objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: '{{ .ObjectName }}%s'}}`
+	set := objects(t, contextCluster)
+	cases := []struct {
+		name, suffix string
+		r            Reader
+		reason, msg  string
+	}{
+		{"resolves to another name", "-2", set, ReasonTemplateError, "The object definition's name must match"},
+		{"a list that fails", "", failingList{set}, ReasonMappingError, "failed to list configmaps: the cache is not synced"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := Evaluate(context.Background(), policy(t, fmt.Sprintf(selected, tc.suffix)), tc.r)
+			e := res.Templates[0].Err
+			if e == nil || e.Reason != tc.reason || !strings.HasPrefix(e.Message, tc.msg) {
+				t.Errorf("error = %+v, want reason %q and a message starting %q", e, tc.reason, tc.msg)
 			}
 		})
 	}
