@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,14 +15,16 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "delete",
-		Short:   "Delete ManifestWorks from the hub",
-		Long:    "Delete objects from the hub: ManifestWorks, whose agents then remove what they applied.",
-		Example: `  flotilla delete work hello --cluster cluster1 --wait`,
+		Short:   "Delete ManifestWorks and ManifestWorkReplicaSets from the hub",
+		Long:    "Delete objects from the hub: ManifestWorks, whose agents then remove what they applied, and ManifestWorkReplicaSets with their ManifestWorks.",
+		Example: `  flotilla delete work hello --cluster cluster1 --wait
+  flotilla delete work hello -n apps --wait`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -36,18 +39,22 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 
 type deleteWorkOptions struct {
 	*globalOptions
-	cluster string
-	wait    bool
-	timeout time.Duration
+	cluster   string
+	namespace string
+	wait      bool
+	timeout   time.Duration
 }
 
 func newDeleteWorkCommand(g *globalOptions) *cobra.Command {
 	o := &deleteWorkOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:     "work NAME --cluster NAME",
+		Use:     "work NAME (--cluster NAME | -n NAMESPACE)",
 		Aliases: []string{"works", "manifestwork", "mw"},
-		Short:   "Delete a ManifestWork; its cluster's agent removes what it applied",
-		Long: `Delete ManifestWork NAME of cluster --cluster.
+		Short:   "Delete a ManifestWork (its cluster's agent removes what it applied) or a ManifestWorkReplicaSet",
+		Long: `Delete ManifestWork NAME of cluster --cluster, or with -n the
+ManifestWorkReplicaSet NAME of NAMESPACE: the hub then deletes its
+ManifestWork in every cluster. A ManifestWork that a replica set keeps is
+not deleted alone, as the hub would create it again.
 
 The ManifestWork stays, marked for deletion, until the cluster's agent has
 removed the objects it applied (all of them, unless the work's
@@ -55,28 +62,36 @@ spec.deleteOption orphans some) and released the work. With --wait, delete
 waits for that; while the cluster is unavailable, the work waits for its
 agent to come back.`,
 		Example: `  flotilla delete work hello --cluster cluster1
-  flotilla delete work hello --cluster cluster1 --wait --timeout 2m`,
+  flotilla delete work hello --cluster cluster1 --wait --timeout 2m
+  flotilla delete work hello -n apps --wait`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("name the ManifestWork: flotilla delete work NAME --cluster NAME (got %d arguments)", len(args))
+				return fmt.Errorf("name the ManifestWork: flotilla delete work NAME (--cluster NAME | -n NAMESPACE) (got %d arguments)", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.timeout <= 0 {
+				return fmt.Errorf("--timeout %s must be positive", o.timeout)
+			}
+			if o.namespace != "" {
+				if o.cluster != "" {
+					return errors.New("--cluster and -n exclude each other: --cluster deletes the ManifestWork of one cluster, -n a ManifestWorkReplicaSet with its ManifestWorks")
+				}
+				return o.runReplicaSet(cmd.Context(), args[0])
+			}
 			if o.cluster == "" {
-				return errors.New("--cluster is required: the cluster whose ManifestWork to delete, e.g. --cluster cluster1")
+				return errors.New("--cluster is required: the cluster whose ManifestWork to delete, e.g. --cluster cluster1 (or -n NAMESPACE for a ManifestWorkReplicaSet)")
 			}
 			if err := validateClusterName(o.cluster); err != nil {
 				return fmt.Errorf("--cluster: %w", err)
-			}
-			if o.timeout <= 0 {
-				return fmt.Errorf("--timeout %s must be positive", o.timeout)
 			}
 			return o.run(cmd.Context(), args[0])
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "the cluster whose ManifestWork to delete")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "the namespace of the ManifestWorkReplicaSet to delete")
 	f.BoolVar(&o.wait, "wait", false, "wait until the agent has removed what the work applied and the work is gone")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
 	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames(g))
@@ -89,6 +104,13 @@ func (o *deleteWorkOptions) run(ctx context.Context, name string) error {
 		return err
 	}
 	mw := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: o.cluster, Name: name}}
+	if err := c.ctrl.Get(ctx, client.ObjectKeyFromObject(mw), mw); err == nil {
+		ns, rs, owned := strings.Cut(mw.Labels[workv1.ManifestWorkReplicaSetLabel], ".")
+		if owned && c.ctrl.Get(ctx, client.ObjectKey{Namespace: ns, Name: rs}, &workv1alpha1.ManifestWorkReplicaSet{}) == nil {
+			return fmt.Errorf("ManifestWork %s of cluster %s belongs to ManifestWorkReplicaSet %s/%s, which would create it again: delete the replica set (flotilla delete work %s -n %s), or change its Placement so that it no longer chooses %s",
+				name, o.cluster, ns, rs, rs, ns, o.cluster)
+		}
+	}
 	if err := c.ctrl.Delete(ctx, mw); err != nil {
 		if apierrors.IsNotFound(err) {
 			if err := c.ctrl.Get(ctx, client.ObjectKey{Name: o.cluster}, &clusterv1.ManagedCluster{}); apierrors.IsNotFound(err) {

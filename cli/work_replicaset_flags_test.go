@@ -213,6 +213,7 @@ func TestReplicaSetFlagErrors(t *testing.T) {
 		{[]string{"create", "work", "Bad_Name", "-f", good, "--placement", "web"}, `"Bad_Name" is not a valid ManifestWorkReplicaSet name`},
 		{[]string{"describe", "work", "w"}, "say which namespace ManifestWorkReplicaSet w is in"},
 		{[]string{"get", "works", "--replicasets", "--cluster", "c1"}, "--cluster and --replicasets exclude each other"},
+		{[]string{"delete", "work", "w", "--cluster", "c1", "-n", "apps"}, "--cluster and -n exclude each other"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
