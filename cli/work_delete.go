@@ -20,12 +20,12 @@ import (
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "delete",
-		Short:   "Delete ManifestWorks and ManifestWorkReplicaSets from the hub",
-		Long:    "Delete objects from the hub: ManifestWorks, whose agents then remove what they applied, and ManifestWorkReplicaSets with their ManifestWorks.",
+		Use:   "delete",
+		Short: "Delete ManifestWorks and ManifestWorkReplicaSets from the hub",
+		Long:  "Delete objects from the hub: ManifestWorks, whose agents then remove what they applied, and ManifestWorkReplicaSets with their ManifestWorks.",
 		Example: `  flotilla delete work hello --cluster cluster1 --wait
   flotilla delete work hello -n apps --wait`,
-		Args:    cobra.ArbitraryArgs,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("name what to delete: flotilla delete work NAME --cluster NAME")
