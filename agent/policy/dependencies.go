@@ -27,13 +27,12 @@ import (
 // other kind an object on the spoke (a ConfigurationPolicy in the agent's
 // namespace) whose status.compliant is compared.
 //
-// A PolicySet dependency is never met. Its meaning is the compliance of
-// the set's policies on this cluster, but which policies a set holds is
-// known only on the hub: the agent may read nothing there but the
-// policies of its cluster namespace, and a replicated policy does not say
-// which sets name it. Rather than look for a PolicySet object where none
-// can be (and wait without a word), the template stays Pending with a
-// message that says so and what to depend on instead.
+// A PolicySet dependency means the compliance of the set's policies on
+// this cluster, and which policies a set holds is known only on the hub:
+// the hub lists them in the copy in place of the set (hub/policy). A copy
+// that still names a set is one whose set the hub did not find; such a
+// dependency is never met, and the template stays Pending with a message
+// that says so and what to do.
 
 // dependencyState reads the compliance of the object a dependency names;
 // found is false when it does not exist or reports none.
@@ -92,9 +91,8 @@ func isPolicySetDependency(dep policyv1.PolicyDependency) bool {
 
 // policySetNotSupported ends the pending message of a template that
 // depends on a PolicySet.
-const policySetNotSupported = "PolicySet dependencies are not supported: " +
-	"the cluster's agent cannot see which policies a set holds, so such a dependency is never met; " +
-	"depend on each policy of the set (kind Policy) instead"
+const policySetNotSupported = "the hub found no such PolicySet: it lists a set's policies in place of a dependency on the set, " +
+	"and keeps a dependency on a set it cannot find; create the PolicySet or correct the dependency"
 
 // pendingMessage is the history message of a template held back by its
 // dependencies, in OCM's words; policySet adds why a PolicySet among

@@ -87,8 +87,8 @@ func TestPendingMessage(t *testing.T) {
 		{[]string{"Policy default.policy-pod"}, false, "Pending; template-error; Dependencies were not satisfied: 1 is still pending (Policy default.policy-pod)"},
 		{[]string{"ConfigurationPolicy a", "Policy ns.b"}, false, "Pending; template-error; Dependencies were not satisfied: 2 are still pending (ConfigurationPolicy a, Policy ns.b)"},
 		{[]string{"PolicySet ns.base"}, true, "Pending; template-error; Dependencies were not satisfied: 1 is still pending (PolicySet ns.base); " +
-			"PolicySet dependencies are not supported: the cluster's agent cannot see which policies a set holds, so such a dependency is never met; " +
-			"depend on each policy of the set (kind Policy) instead"},
+			"the hub found no such PolicySet: it lists a set's policies in place of a dependency on the set, " +
+			"and keeps a dependency on a set it cannot find; create the PolicySet or correct the dependency"},
 	}
 	for _, tt := range tests {
 		if got := pendingMessage(tt.unmet, tt.policySet); got != tt.want {

@@ -26,8 +26,9 @@
 // another kind: the object on the spoke) is not on the spoke and reports
 // Pending with OCM's "Dependencies were not satisfied" message; a change
 // of a policy's compliance re-evaluates the policies that depend on it or
-// on its templates. A PolicySet dependency is never met (which policies a
-// set holds is known only on the hub) and its message says so. See
+// on its templates. A PolicySet dependency reaches the agent only when
+// the hub found no such set (otherwise the hub lists the set's policies in
+// its place); it is never met and its message says so. See
 // docs/policy-templates.md.
 //
 // Evaluation is driven by change, never by polling: with the default

@@ -18,7 +18,10 @@
 // (refWatches: one metadata-only watch per ConfigMap or Secret read, no
 // cache of their data; values are read from the API server once per
 // reconcile), and a cluster's new labels resolve its templated copies
-// again. See docs/policy-templates.md. Copies are found by that label, never
+// again. See docs/policy-templates.md. A dependency on a PolicySet becomes,
+// in the copies, one dependency per policy of the set (which only the hub
+// can read), and a change of the set's list copies its dependents again.
+// Copies are found by that label, never
 // by owner references across namespaces; a copy whose cluster left the
 // decisions, whose binding or root went, or whose root is disabled is
 // deleted. A finalizer on the root deletes its copies before it goes; a

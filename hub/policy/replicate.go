@@ -50,8 +50,12 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	s.copies = map[string]*policyv1.Policy{}
 	var result ctrl.Result
+	base := s.root.DeepCopy()
+	if err := r.expandSetDependencies(ctx, s.root, &base.Spec); err != nil {
+		return ctrl.Result{}, err
+	}
 	for _, cluster := range s.clusters {
-		want := replicaOf(s.root, cluster)
+		want := replicaOf(base, cluster)
 		notes, err := r.resolveHubTemplates(ctx, s, want, existing[cluster], cluster)
 		if err != nil {
 			return ctrl.Result{}, err

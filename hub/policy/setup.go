@@ -42,7 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(rootOfPolicy)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfBinding)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfDecision)).
-		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(policiesOfSet)).
+		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfSetAndDependents)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.templatedPoliciesOfCluster), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(source.Func(r.refs.Start)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).

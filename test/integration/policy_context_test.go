@@ -133,7 +133,7 @@ var _ = Describe("Policy context variables and custom messages on the agent", Or
 			"Compliant; notification - configmaps [alpha, beta] found as specified in namespace ctx-select", violation}))
 	})
 
-	It("holds a template that depends on a PolicySet as Pending, saying that such dependencies are not supported", func(ctx SpecContext) {
+	It("holds a template that depends on a PolicySet as Pending, saying that the hub found no such set", func(ctx SpecContext) {
 		const name, tmpl = "policies.after-set", "after-set-template"
 		c.replicate(ctx, withDependencies(configurationPolicy("after-set", tmpl, map[string]any{
 			"remediationAction": "inform",
@@ -143,8 +143,8 @@ var _ = Describe("Policy context variables and custom messages on the agent", Or
 			Name: "base-set", Compliance: policyv1.Compliant}))
 
 		Eventually(c.latest(ctx, name, tmpl)).Should(Equal("Pending; template-error; Dependencies were not satisfied: 1 is still pending (PolicySet policies.base-set); " +
-			"PolicySet dependencies are not supported: the cluster's agent cannot see which policies a set holds, so such a dependency is never met; " +
-			"depend on each policy of the set (kind Policy) instead"))
+			"the hub found no such PolicySet: it lists a set's policies in place of a dependency on the set, " +
+			"and keeps a dependency on a set it cannot find; create the PolicySet or correct the dependency"))
 		Expect(c.policy(ctx, name).Status.ComplianceState).To(Equal(policyv1.Pending))
 		Expect(spokeGone(ctx, c.env.spoke, &policyv1.ConfigurationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: tmpl}})()).To(BeTrue())
 	})
