@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
@@ -47,6 +48,9 @@ func (o *createWorkOptions) runReplicaSet(ctx context.Context, rs *workv1alpha1.
 		return fmt.Errorf("nothing was created: the hub could not roll out ManifestWorkReplicaSet %s as written, for the clusters its Placements choose now (%s): %w",
 			key, strings.Join(preview.clusterNames(), ", "), preview.renderErr)
 	}
+	if err := checkNameFree(ctx, c, rs, preview.clusterNames()); err != nil {
+		return err
+	}
 	verb := "created"
 	err = c.ctrl.Create(ctx, rs)
 	switch {
@@ -66,6 +70,29 @@ func (o *createWorkOptions) runReplicaSet(ctx context.Context, rs *workv1alpha1.
 		return o.waitRollout(ctx, c, key)
 	}
 	o.notef("Follow its rollout with: flotilla describe work %s -n %s", key.Name, key.Namespace)
+	return nil
+}
+
+// checkNameFree refuses a replica set whose name a ManifestWork of another
+// owner already has in a chosen cluster's namespace: the hub would leave
+// that cluster out.
+func checkNameFree(ctx context.Context, c *clients, rs *workv1alpha1.ManifestWorkReplicaSet, clusters []string) error {
+	var taken []string
+	for _, cluster := range clusters {
+		mw := &workv1.ManifestWork{}
+		err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: cluster, Name: rs.Name}, mw)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return explainClusterAPI(err, c, fmt.Sprintf("get ManifestWork %s/%s", cluster, rs.Name))
+		case mw.Labels[workv1.ManifestWorkReplicaSetLabel] != rs.Namespace+"."+rs.Name:
+			taken = append(taken, cluster)
+		}
+	}
+	if len(taken) > 0 {
+		return fmt.Errorf("nothing was created: clusters %s already have a ManifestWork named %s that is not this replica set's, so the hub would leave them out: name the replica set otherwise, or delete those works (flotilla delete work %s --cluster CLUSTER)",
+			strings.Join(taken, ", "), rs.Name, rs.Name)
+	}
 	return nil
 }
 
@@ -193,6 +220,10 @@ func (o *createWorkOptions) waitRollout(ctx context.Context, c *clients, key cli
 				prog[cr.cluster] = newProgress(o.streams.ErrOut)
 			}
 			prog[cr.cluster].report("%s", clusterLine(cr))
+		}
+		if c := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied); c != nil &&
+			c.Reason == workv1alpha1.ReasonNotAsExpected && c.ObservedGeneration >= rs.Generation {
+			return false, fmt.Errorf("the hub cannot roll out ManifestWorkReplicaSet %s: %s", key, c.Message)
 		}
 		state := v.rollout()
 		overall.report("Rollout of %s: %s", key, state)

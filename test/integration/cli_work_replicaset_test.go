@@ -3,15 +3,20 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
@@ -62,6 +67,18 @@ func deploymentOf(w *workv1.ManifestWork) (replicas int, image string) {
 	return d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image
 }
 
+// readHubWorkSpec is a ManifestWork spec of the one manifest of a YAML file.
+func readHubWorkSpec(path string) workv1.ManifestWorkSpec {
+	GinkgoHelper()
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	raw, err := yaml.YAMLToJSON(data)
+	Expect(err).NotTo(HaveOccurred())
+	var spec workv1.ManifestWorkSpec
+	spec.Workload.Manifests = []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	return spec
+}
+
 // rolledOutFirst waits until one of clusters a and b has the work of
 // replica set ns/name, and returns that one and the other, which must not
 // have it: the order of a progressive rollout is the hub's to choose.
@@ -101,6 +118,14 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		Expect(res.Stderr).To(ContainSubstring("nothing was created: the hub could not roll out ManifestWorkReplicaSet " + ns + "/settings as written, for the clusters its Placements choose now ("))
 		Expect(res.Stderr).To(ContainSubstring("spec.replicas"))
 		Expect(hubCP.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "settings"}, &workv1alpha1.ManifestWorkReplicaSet{})).NotTo(Succeed())
+
+		By("refusing a name that a ManifestWork of a chosen cluster already has")
+		Expect(hubCP.Client.Create(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: b, Name: "taken"},
+			Spec: readHubWorkSpec(configMap)})).To(Succeed())
+		res = onHub(ctx, "create", "work", "taken", "-f", file, "--placement", ns+"/web")
+		Expect(res.Code).To(Equal(1))
+		Expect(res.Stderr).To(ContainSubstring("nothing was created: clusters " + b + " already have a ManifestWork named taken that is not this replica set's"))
+		Expect(hubCP.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "taken"}, &workv1alpha1.ManifestWorkReplicaSet{})).NotTo(Succeed())
 
 		By("creating it: progressive, one cluster at a time, 3 replicas divided 2:1, another image on b")
 		res = onHub(ctx, "create", "work", "hello", "-f", file, "--placement", ns+"/web", "--rollout", "Progressive", "--max-concurrency", "1",
@@ -248,5 +273,29 @@ var _ = Describe("CLI ManifestWorkReplicaSet", func() {
 		res = onHub(ctx, "delete", "work", "hello", "-n", ns)
 		Expect(res.Code).To(Equal(1))
 		Expect(res.Stderr).To(ContainSubstring("ManifestWorkReplicaSet hello not found in namespace " + ns))
+	})
+
+	It("fails a wait at once when clusters the Placement chooses later make the spec impossible to roll out", func(ctx SpecContext) {
+		set, ns := newSetWithNamespace(ctx, "cli-mwrs-late")
+		late := newClusterName("cli-mwrs-late")
+		createPolicyMember(ctx, late, set, map[string]string{"env": "staging"})
+		Expect(onHub(ctx, "create", "placement", "web", "-n", ns, "--label-selectors", "env=prod", "--wait").Code).To(Equal(0))
+		// No cluster is chosen now, so nothing can be rendered yet; a
+		// ConfigMap has no replicas to divide.
+		configMap := writeSpecFile("settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\n")
+		done := make(chan cliResult)
+		go func() {
+			defer GinkgoRecover()
+			done <- onHub(ctx, "create", "work", "settings", "-f", configMap, "--placement", ns+"/web", "--replicas", "2", "--wait", "--timeout", "2m")
+		}()
+		Eventually(func() error {
+			return hubCP.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "settings"}, &workv1alpha1.ManifestWorkReplicaSet{})
+		}).Should(Succeed())
+		Expect(updateCluster(ctx, hubCP.Client, late, func(mc *clusterv1.ManagedCluster) { mc.Labels["env"] = "prod" })).To(Succeed())
+		var res cliResult
+		Eventually(done).WithTimeout(time.Minute).Should(Receive(&res))
+		Expect(res.Code).To(Equal(1))
+		Expect(res.Stderr).To(MatchRegexp(`ManifestWorkReplicaSet %s/settings cannot be rolled out as written: .*spec.replicas|the hub cannot roll out ManifestWorkReplicaSet %s/settings: .*spec.replicas`, ns, ns))
+		Expect(replicaSetWork(ctx, late, ns, "settings")).To(BeNil())
 	})
 })
