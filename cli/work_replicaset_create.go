@@ -234,8 +234,12 @@ func (o *createWorkOptions) waitRollout(ctx context.Context, c *clients, key cli
 	})
 	switch {
 	case errors.Is(err, errStopped):
+		failed := view.lacking(phaseFailed)
+		if c := meta.FindStatusCondition(view.rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut); len(failed) == 0 && c != nil {
+			failed = []string{c.Message} // the hub counted failures this view does not see
+		}
 		return fmt.Errorf("the rollout of ManifestWorkReplicaSet %s stopped because clusters failed:\n  %s\nFix the work (or its overrides) and create it again with --overwrite; see flotilla describe work %s -n %s",
-			key, strings.Join(view.lacking(phaseFailed), "\n  "), key.Name, key.Namespace)
+			key, strings.Join(failed, "\n  "), key.Name, key.Namespace)
 	case errors.Is(err, errTimedOut):
 		lacks := []string{"the hub has not reported the rollout complete (is its ManifestWorkReplicaSet controller running?)"}
 		if view != nil {
