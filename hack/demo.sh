@@ -109,7 +109,7 @@ echo "Placements and the clusters they chose (flotilla get placements):"
 flotilla get placements | sed 's/^/    /'
 echo
 echo "ManifestWorkReplicaSets with their rollout, then each cluster's ManifestWorks as its agent reports them (flotilla get works):"
-flotilla get works | sed 's/^/    /'
+flotilla get works | sed 's/^/    /; s/^ *$//'
 echo
 echo "What each prod cluster runs: its share of the replicas and its image (flotilla describe work $REPLICASET -n apps):"
 flotilla describe work "$REPLICASET" -n apps | sed -n '/^Clusters:/,$p' | sed 's/^/    /'
