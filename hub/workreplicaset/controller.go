@@ -34,6 +34,9 @@ type Reconciler struct {
 	Writer client.Client
 	// Recorder emits events once the status they describe is written.
 	Recorder events.EventRecorder
+
+	// written are works written and not yet seen in the Works cache.
+	written writtenWorks
 }
 
 var _ ctrlreconcile.Reconciler = &Reconciler{}
@@ -85,6 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	owner := ownerValue(mwrs.Namespace, mwrs.Name)
 	if !mwrs.DeletionTimestamp.IsZero() {
+		r.written.forget(owner)
 		return r.finalize(ctx, mwrs, owner)
 	}
 	if !controllerutil.ContainsFinalizer(mwrs, workv1alpha1.ManifestWorkReplicaSetFinalizer) {

@@ -48,5 +48,7 @@
 // ManagedClusters whose labels, allocatable or taints change (to the replica
 // sets whose decisions hold them, through an index of decisions by cluster,
 // and to those with a work in the cluster's namespace). Writes of works go
-// through a bounded pool of parallel requests, with a client of their own.
+// through a bounded pool of parallel requests, with a client of their own;
+// each write is remembered until the cache shows it (writtenWorks), so that
+// a rollout never decides on a cache that lags its own writes.
 package workreplicaset

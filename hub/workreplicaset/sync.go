@@ -28,6 +28,7 @@ func (r *Reconciler) listWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 			s.works[w.Namespace] = w
 		}
 	}
+	r.written.overlay(s.owner, s.works, s.now)
 	return ctrl.Result{}, nil
 }
 
@@ -66,6 +67,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 					return err
 				default:
 					s.works[c] = w
+					r.written.remember(s.owner, w, s.now)
 				}
 				return nil
 			})
@@ -83,6 +85,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	for _, w := range doomed {
 		delete(s.works, w.Namespace)
+		r.written.forget(s.owner, w.Namespace)
 	}
 	// The status describes the state after the writes.
 	for _, pt := range s.placements {
