@@ -26,10 +26,6 @@ import (
 	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
 )
 
-// rolloutTimeAnnotation on a ManifestWork is when the hub last wrote its
-// spec for the replica set: progressDeadline counts from it.
-const rolloutTimeAnnotation = "work.flotilla.io/rollout-time"
-
 // clusterPhase is where one chosen cluster stands in a replica set's rollout.
 type clusterPhase string
 
@@ -173,7 +169,7 @@ func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (
 		return phaseAvailable, ""
 	}
 	if deadline > 0 {
-		at, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation])
+		at, err := time.Parse(time.RFC3339, w.Annotations[workv1alpha1.RolloutTimeAnnotation])
 		if err != nil {
 			at = w.CreationTimestamp.Time
 		}

@@ -52,7 +52,7 @@ func replicaSetOf(s workv1alpha1.RolloutStrategy, conds ...metav1.Condition) *wo
 // pushed, with the agent's conditions for its generation.
 func workIn(cluster string, spec workv1.ManifestWorkSpec, pushed time.Time, applied, available, degraded metav1.ConditionStatus) workv1.ManifestWork {
 	w := workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "hello", Generation: 1,
-		Annotations: map[string]string{rolloutTimeAnnotation: pushed.UTC().Format(time.RFC3339)}}, Spec: spec}
+		Annotations: map[string]string{workv1alpha1.RolloutTimeAnnotation: pushed.UTC().Format(time.RFC3339)}}, Spec: spec}
 	for t, s := range map[string]metav1.ConditionStatus{workv1.WorkApplied: applied, workv1.WorkAvailable: available, workv1.WorkDegraded: degraded} {
 		if s != "" {
 			w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: t, Status: s, ObservedGeneration: 1, Reason: "Test", Message: t + " " + string(s)})

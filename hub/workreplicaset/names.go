@@ -17,10 +17,6 @@ const (
 	// cluster's hub namespace does not exist yet (it comes with acceptance).
 	missingNamespaceRetry = 10 * time.Second
 
-	// rolloutTimeAnnotation on a ManifestWork records when this controller
-	// last wrote its spec: progressDeadline and minSuccessTime count from it.
-	rolloutTimeAnnotation = "work.flotilla.io/rollout-time"
-
 	// ownerIndex indexes ManifestWorks by their replica set (the value of
 	// ManifestWorkReplicaSetLabel), so that a reconcile reads only its own.
 	ownerIndex = "workreplicaset.owner"

@@ -42,7 +42,7 @@ func newWork(mwrs *workv1alpha1.ManifestWorkReplicaSet, owner, cluster, placemen
 				workv1.ManifestWorkReplicaSetLabel:              owner,
 				workv1.ManifestWorkReplicaSetPlacementNameLabel: placement,
 			},
-			Annotations: map[string]string{rolloutTimeAnnotation: now.UTC().Format(time.RFC3339)},
+			Annotations: map[string]string{workv1alpha1.RolloutTimeAnnotation: now.UTC().Format(time.RFC3339)},
 		},
 		Spec: spec,
 	}
@@ -56,7 +56,7 @@ func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.Manifes
 	if w.Annotations == nil {
 		w.Annotations = map[string]string{}
 	}
-	w.Annotations[rolloutTimeAnnotation] = now.UTC().Format(time.RFC3339)
+	w.Annotations[workv1alpha1.RolloutTimeAnnotation] = now.UTC().Format(time.RFC3339)
 	w.Spec = spec
 	return w
 }
@@ -136,7 +136,7 @@ func isAvailable(w *workv1.ManifestWork) bool {
 // pushedAt is when this controller last wrote w's spec (its creation when
 // the annotation is missing or unreadable).
 func pushedAt(w *workv1.ManifestWork) time.Time {
-	if t, err := time.Parse(time.RFC3339, w.Annotations[rolloutTimeAnnotation]); err == nil {
+	if t, err := time.Parse(time.RFC3339, w.Annotations[workv1alpha1.RolloutTimeAnnotation]); err == nil {
 		return t
 	}
 	return w.CreationTimestamp.Time

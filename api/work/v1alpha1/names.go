@@ -54,3 +54,8 @@ const ProgressDeadlineNone = "None"
 
 // ManifestWorkReplicaSetFinalizer holds a ManifestWorkReplicaSet until its ManifestWorks are deleted.
 const ManifestWorkReplicaSetFinalizer = "work.open-cluster-management.io/manifest-work-cleanup"
+
+// RolloutTimeAnnotation on a ManifestWork of a replica set records when the
+// hub last wrote its spec: progressDeadline and minSuccessTime count from
+// it (a Flotilla annotation; OCM keeps this in memory).
+const RolloutTimeAnnotation = "work.flotilla.io/rollout-time"
