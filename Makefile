@@ -8,6 +8,8 @@ AGENT_CRDS := work.open-cluster-management.io_appliedmanifestworks.yaml \
               cluster.open-cluster-management.io_clusterclaims.yaml \
               policy.open-cluster-management.io_configurationpolicies.yaml
 GO_TEST_FLAGS ?=
+# BENCH_FLAGS go to test/bench, e.g. "-run fleet -clusters 1000" (see docs/benchmarks.md).
+BENCH_FLAGS ?=
 
 .PHONY: help build generate verify test test-unit test-integration test-e2e bench demo demo-down clean
 
@@ -59,7 +61,7 @@ test-e2e: build ## End-to-end tests: the real binaries as separate processes.
 	go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/... -args -bin-dir=$(BIN)
 
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
-	go run ./test/bench -bin-dir=$(BIN)
+	go run ./test/bench -bin-dir=$(BIN) $(BENCH_FLAGS)
 
 demo: build ## Start a hub and 2 simulated clusters in .demo/, run a workload on both, show it.
 	hack/demo.sh

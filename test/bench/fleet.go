@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -52,16 +53,12 @@ func benchFleet(ctx context.Context, e *env) error {
 		return err
 	}
 	defer stop()
-	if err := f.steadyState(ctx); err != nil {
-		return err
+	for _, step := range []func(context.Context) error{f.steadyState, f.singleWorkLatency, f.fanOut, f.policy} {
+		if err := step(ctx); err != nil {
+			return fmt.Errorf("%w\n%s", err, saveOutput(f.hub, f.spoke))
+		}
 	}
-	if err := f.singleWorkLatency(ctx); err != nil {
-		return err
-	}
-	if err := f.fanOut(ctx); err != nil {
-		return err
-	}
-	return f.policy(ctx)
+	return nil
 }
 
 // startFleet starts the hub and the shared spoke, joins n simulated
@@ -83,7 +80,7 @@ func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err 
 		return nil, stop, err
 	}
 	stops = append(stops, f.hub.Stop)
-	if f.spoke, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "fleet-spoke"), 2*time.Minute); err != nil {
+	if f.spoke, err = startSpoke(ctx, e, filepath.Join(e.workDir, "fleet-spoke")); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, func() { f.spoke.Stop(time.Minute) })
@@ -220,6 +217,11 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
 		row("(b) simulator RSS per simulated cluster", fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "")
 	}
+	if *fleetPprof != "" {
+		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
+			return err
+		}
+	}
 	counts, err := countObjects(ctx, f.cfg)
 	if err != nil {
 		return err
@@ -274,6 +276,20 @@ func fleetWork(cluster, name string) *workv1.ManifestWork {
 	cm := mw.Spec.Workload.Manifests[0].Object.(*corev1.ConfigMap)
 	cm.Namespace = "agent-" + cluster
 	return mw
+}
+
+// writeHeapProfile writes this process's heap profile: what the simulated
+// agents cost.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // pause waits d unless ctx ends first.

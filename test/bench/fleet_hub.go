@@ -15,6 +15,8 @@ import (
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
+var fleetLeaderElect = flag.Bool("hub-leader-elect", true, "fleet: run the hub under test with leader election (--leader-elect), as flotilla-hub does by default")
+
 var fleetHubMode = flag.String("fleet-hub", "release", "fleet: the hub under test: release (bin/flotilla-hub), "+
 	"pprof (the same hub.Run serving pprof, built from test/bench/pprofhub) or "+
 	"split (API server and etcd in one pprof process, the controllers in another, to measure the controllers alone)")
@@ -33,7 +35,7 @@ type hubUnderTest struct {
 func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTest, error) {
 	switch *fleetHubMode {
 	case "release":
-		p, err := framework.StartHubProcess(ctx, e.binDir, dataDir, 2*time.Minute)
+		p, err := framework.StartHubProcess(ctx, e.binDir, dataDir, 2*time.Minute, leaderElect())
 		return &hubUnderTest{HubProcess: p}, err
 	case "pprof", "split":
 	default:
@@ -44,7 +46,7 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 		return nil, err
 	}
 	if *fleetHubMode == "pprof" {
-		p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "all")
+		p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "all", leaderElect())
 		return &hubUnderTest{HubProcess: p, pprofDirs: []string{dataDir}}, err
 	}
 	p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "controlplane")
@@ -53,7 +55,7 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 	}
 	ctlDir := dataDir + "-controllers"
 	ctl, err := framework.StartProcess(ctx, bin, "--mode", "controllers", "--data-dir", ctlDir,
-		"--kubeconfig", p.Kubeconfig, "--webhook-config", filepath.Join(dataDir, "webhook.json"))
+		"--kubeconfig", p.Kubeconfig, "--webhook-config", filepath.Join(dataDir, "webhook.json"), leaderElect())
 	if err == nil {
 		err = ctl.WaitForOutput("flotilla-hub is ready at", 2*time.Minute)
 	}
@@ -62,6 +64,46 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 		return nil, fmt.Errorf("start the hub controllers: %w", err)
 	}
 	return &hubUnderTest{HubProcess: p, controllers: ctl, pprofDirs: []string{dataDir, ctlDir}}, nil
+}
+
+func leaderElect() string { return fmt.Sprintf("--leader-elect=%t", *fleetLeaderElect) }
+
+// startSpoke starts the spoke all simulated clusters share: an API server
+// and etcd (with the kube controllers) and no Flotilla controllers, which
+// a managed cluster does not run.
+func startSpoke(ctx context.Context, e *env, dataDir string) (*framework.HubProcess, error) {
+	bin, err := buildPprofHub(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "controlplane")
+}
+
+// saveOutput saves the output of the fleet's processes to a file that
+// outlives the benchmark's directory, and says where it is and which of
+// them exited, for errors.
+func saveOutput(h *hubUnderTest, spoke *framework.HubProcess) string {
+	procs := []struct {
+		name string
+		p    *framework.Process
+	}{{"hub", h.Process}, {"hub controllers", h.controllers}, {"spoke", spoke.Process}}
+	var out, exited strings.Builder
+	for _, p := range procs {
+		if p.p == nil {
+			continue
+		}
+		fmt.Fprintf(&out, "--- %s:\n%s\n", p.name, p.p.Output())
+		if p.p.Exited() {
+			fmt.Fprintf(&exited, "the %s process exited; ", p.name)
+		}
+	}
+	f, err := os.CreateTemp("", "flotilla-fleet-*.log")
+	if err != nil {
+		return exited.String() + err.Error()
+	}
+	defer f.Close()
+	_, _ = f.WriteString(out.String())
+	return exited.String() + "the output of the hub and the spoke is in " + f.Name()
 }
 
 // Stop stops the hub's processes.

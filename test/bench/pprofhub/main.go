@@ -50,6 +50,7 @@ func main() {
 	fs.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "0", "as flotilla-hub")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "controllers mode: the control plane's admin kubeconfig")
 	fs.StringVar(&webhookConfig, "webhook-config", "", "controllers mode: the webhook.json a controlplane process wrote")
+	fs.BoolVar(&opts.LeaderElect, "leader-elect", true, "as flotilla-hub")
 	_ = fs.Parse(os.Args[1:])
 	ctrl.SetLogger(klog.NewKlogr())
 	ctx := ctrl.SetupSignalHandler()
