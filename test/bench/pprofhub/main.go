@@ -120,6 +120,9 @@ func runControllers(ctx context.Context, kubeconfig, webhookConfig string, opts 
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
+	// As the embedded hub's own client (hub/controlplane); client-go's
+	// default of 5 requests a second would throttle the controllers.
+	cfg.QPS, cfg.Burst = 200, 400
 	b, err := os.ReadFile(webhookConfig)
 	if err != nil {
 		return fmt.Errorf("--webhook-config: %w", err)
