@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -173,23 +175,32 @@ func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	names := make([]string, len(h.pprofDirs))
+	var g errgroup.Group
+	// The processes are profiled over the same period, the one whose CPU
+	// time the steady state reports.
 	for i, data := range h.pprofDirs {
-		addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
-		if err != nil {
-			return err
-		}
-		name := []string{"hub", "controllers"}[i]
+		names[i] = []string{"hub", "controllers"}[i]
 		if h.controllers != nil && i == 0 {
-			name = "controlplane"
+			names[i] = "controlplane"
 		}
+		g.Go(func() error {
+			addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+			if err != nil {
+				return err
+			}
+			base := "http://" + string(addr) + "/debug/pprof/"
+			if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), filepath.Join(dir, names[i]+"-cpu.pprof")); err != nil {
+				return err
+			}
+			return fetch(ctx, base+"heap", filepath.Join(dir, names[i]+"-heap.pprof"))
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, name := range names {
 		cpuFile := filepath.Join(dir, name+"-cpu.pprof")
-		base := "http://" + string(addr) + "/debug/pprof/"
-		if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), cpuFile); err != nil {
-			return err
-		}
-		if err := fetch(ctx, base+"heap", filepath.Join(dir, name+"-heap.pprof")); err != nil {
-			return err
-		}
 		out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount", "15", cpuFile).Output()
 		if err != nil {
 			return fmt.Errorf("go tool pprof %s: %w", cpuFile, err)
