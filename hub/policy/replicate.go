@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,11 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
 // missingNamespaceRetry is how soon a root is propagated again when a chosen
 // cluster's hub namespace does not exist yet (it comes with acceptance).
 const missingNamespaceRetry = 10 * time.Second
+
+// copyWriters is how many copies of one root are written at once.
+const copyWriters = 16
 
 // findTargets finds the bindings and clusters of the root; a disabled root,
 // or one whose name is too long, is copied nowhere.
@@ -54,28 +59,52 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	if err := r.expandSetDependencies(ctx, s.root, &base.Spec); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Templates resolve one cluster after another (they share what they
+	// read); the copies are written in parallel.
+	type write struct {
+		cluster   string
+		want, cur *policyv1.Policy
+		notes     []string
+		written   *policyv1.Policy
+	}
+	writes := make([]*write, 0, len(s.clusters))
 	for _, cluster := range s.clusters {
 		want := replicaOf(base, cluster)
 		notes, err := r.resolveHubTemplates(ctx, s, want, existing[cluster], cluster)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		cp, err := r.writeCopy(ctx, want, existing[cluster])
-		if apierrors.IsNotFound(err) {
-			klog.FromContext(ctx).V(1).Info("Cluster namespace does not exist yet", "policy", klog.KObj(s.root), "cluster", cluster)
+		writes = append(writes, &write{cluster: cluster, want: want, cur: existing[cluster], notes: notes})
+	}
+	jobs := make([]func(context.Context) error, len(writes))
+	for i, w := range writes {
+		jobs[i] = func(ctx context.Context) (err error) {
+			w.written, err = r.writeCopy(ctx, w.want, w.cur)
+			return err
+		}
+	}
+	errs := parallel.Run(ctx, copyWriters, jobs)
+	var failed []error
+	for i, w := range writes {
+		switch err := errs[i]; {
+		case apierrors.IsNotFound(err):
+			klog.FromContext(ctx).V(1).Info("Cluster namespace does not exist yet", "policy", klog.KObj(s.root), "cluster", w.cluster)
 			result.RequeueAfter = missingNamespaceRetry
 			continue
-		}
-		if err != nil {
-			return ctrl.Result{}, err
+		case err != nil:
+			failed = append(failed, err)
+			continue
 		}
 		// The event describes the copy just written, not the root's status:
 		// it goes now, so that a later failure of this pass cannot lose it.
-		for _, n := range notes {
+		for _, n := range w.notes {
 			r.Recorder.Eventf(s.root, nil, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", n)
 		}
-		s.copies[cluster] = cp
-		delete(existing, cluster)
+		s.copies[w.cluster] = w.written
+		delete(existing, w.cluster)
+	}
+	if len(failed) > 0 {
+		return ctrl.Result{}, errors.Join(failed...)
 	}
 	if err := r.deleteCopies(ctx, name, existing); err != nil {
 		return ctrl.Result{}, err

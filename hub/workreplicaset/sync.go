@@ -14,6 +14,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
 // listWorks reads the replica set's ManifestWorks, by cluster.
@@ -77,7 +78,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	writeErr := errors.Join(parallel(ctx, jobs)...)
+	writeErr := errors.Join(parallel.Run(ctx, writeWorkers, jobs)...)
 	slices.Sort(s.conflicts)
 	slices.Sort(s.missingNamespace)
 	if err := r.deleteWorks(ctx, doomed); err != nil || writeErr != nil {

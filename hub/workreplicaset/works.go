@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,6 +16,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
 // ownWorks lists a replica set's ManifestWorks from the works cache.
@@ -142,27 +142,6 @@ func pushedAt(w *workv1.ManifestWork) time.Time {
 	return w.CreationTimestamp.Time
 }
 
-// parallel runs jobs with at most writeWorkers at once and returns their
-// errors, nil for those that succeeded, in the order of jobs.
-func parallel(ctx context.Context, jobs []func(context.Context) error) []error {
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(writeWorkers, len(jobs)) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = jobs[i](ctx)
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errs
-}
-
 // deleteWorks deletes works, in parallel.
 func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWork) error {
 	jobs := make([]func(context.Context) error, len(works))
@@ -174,5 +153,5 @@ func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWo
 			return nil
 		}
 	}
-	return errors.Join(parallel(ctx, jobs)...)
+	return errors.Join(parallel.Run(ctx, writeWorkers, jobs)...)
 }
