@@ -91,6 +91,11 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("load --kubeconfig %s: %w", opts.Kubeconfig, err)
 		}
+		// client-go's default of 5 requests a second would take minutes
+		// to accept a thousand clusters.
+		if cfg.QPS == 0 {
+			cfg.QPS, cfg.Burst = controlplane.ClientQPS, controlplane.ClientBurst
+		}
 		info = Info{URL: cfg.Host, Config: cfg}
 		if !opts.Webhook.enabled() {
 			logger.Info("Not serving the ManifestWork admission webhook: give --webhook-cert-dir and --webhook-advertise-url to serve it from this process")
@@ -223,6 +228,14 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: Namespace,
 		// A hub handing over to another process releases its lease at once.
 		LeaderElectionReleaseOnCancel: true,
+		// A leader that cannot renew in time stops, and with it the hub
+		// process: on a loaded machine (a 2-core hub accepting a thousand
+		// clusters) the 10 s default was missed. A standby still takes over
+		// a released lease within RetryPeriod, a crashed leader's within
+		// LeaseDuration.
+		LeaseDuration: ptr.To(60 * time.Second),
+		RenewDeadline: ptr.To(45 * time.Second),
+		RetryPeriod:   ptr.To(10 * time.Second),
 	}
 	if opts.Webhook.enabled() {
 		mgrOpts.WebhookServer = opts.Webhook.server()

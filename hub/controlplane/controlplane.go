@@ -41,6 +41,14 @@ type Options struct {
 // startTimeout bounds the wait for the API server and controllers to be ready.
 const startTimeout = 2 * time.Minute
 
+// ClientQPS and ClientBurst limit the hub controllers' requests to the API
+// server: enough to fan out to thousands of clusters, far above
+// client-go's default of 5.
+const (
+	ClientQPS   = 200
+	ClientBurst = 400
+)
+
 // ControlPlane is a running kube-apiserver (with etcd and controllers).
 type ControlPlane struct {
 	// URL is the API server's advertised address, https://host:port.
@@ -128,8 +136,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	cp.Config = &rest.Config{
 		Host:            cp.URL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM, CertFile: p.path(adminCertFile), KeyFile: p.path(adminKeyFile)},
-		QPS:             200,
-		Burst:           400,
+		QPS:             ClientQPS,
+		Burst:           ClientBurst,
 	}
 	if err := loadClientCert(cp.Config); err != nil {
 		return nil, err
