@@ -22,18 +22,20 @@ import (
 // template a cluster's work carries.
 
 // createReplicaSet creates a replica set of the ConfigMap template at version,
-// rolled out by the given PlacementRefs, and deletes it at the end.
+// rolled out by the given PlacementRefs, and deletes it at the end. It
+// leaves cascadeDeletionPolicy out, as a user may: the API server's default
+// (Background) must apply.
 func createReplicaSet(ctx SpecContext, ns, name, version string, refs ...workv1alpha1.LocalPlacementReference) {
 	GinkgoHelper()
 	mwrs := &workv1alpha1.ManifestWorkReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
-			PlacementRefs:         refs,
-			CascadeDeletionPolicy: workv1alpha1.Background,
-			ManifestWorkTemplate:  versionTemplate(version),
+			PlacementRefs:        refs,
+			ManifestWorkTemplate: versionTemplate(version),
 		},
 	}
 	Expect(hubCP.Client.Create(ctx, mwrs)).To(Succeed())
+	Expect(mwrs.Spec.CascadeDeletionPolicy).To(Equal(workv1alpha1.Background))
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, mwrs))).To(Succeed())
 	})

@@ -59,7 +59,7 @@ type ManifestWorkReplicaSetSpec struct {
 	// Foreground (it stays until its ManifestWorks are gone).
 	// +kubebuilder:default=Background
 	// +required
-	CascadeDeletionPolicy CascadeDeletionPolicy `json:"cascadeDeletionPolicy"`
+	CascadeDeletionPolicy CascadeDeletionPolicy `json:"cascadeDeletionPolicy,omitempty"`
 
 	// Overrides vary the template per cluster (a Flotilla extension; see
 	// docs/overrides.md).
