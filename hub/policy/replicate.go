@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,8 +98,11 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 		}
 		// The event describes the copy just written, not the root's status:
 		// it goes now, so that a later failure of this pass cannot lose it.
-		for _, n := range w.notes {
-			r.Recorder.Eventf(s.root, nil, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", n)
+		// One event per copy, naming it as related: the recorder folds
+		// events that differ only in their note into one series, which
+		// would keep one error and drop the others.
+		if len(w.notes) > 0 {
+			r.Recorder.Eventf(s.root, w.written, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", strings.Join(w.notes, "; "))
 		}
 		s.copies[w.cluster] = w.written
 		delete(existing, w.cluster)
