@@ -342,7 +342,7 @@ func waitReady(ctx context.Context, cfg *rest.Config, apiDone <-chan error) erro
 		_, last = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return last == nil, nil
 	})
-	if err != nil && last != nil && !errors.Is(err, ctx.Err()) {
+	if wait.Interrupted(err) && ctx.Err() == nil && last != nil {
 		return fmt.Errorf("kube-apiserver was not ready after %s: %w (last check: %v)", startTimeout, err, last)
 	}
 	return err

@@ -2,10 +2,13 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
+	"syscall"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -41,17 +44,25 @@ type ControlPlane struct {
 }
 
 // Start starts a control plane in a new temporary data directory.
+//
+// A free port is found by binding and releasing it, so another process
+// of a busy machine may take it before the API server or etcd binds it:
+// such a start is tried again, in a new directory, a few times.
 func Start(ctx context.Context, role Role) (*ControlPlane, error) {
-	dir, err := os.MkdirTemp("", "flotilla-test-")
-	if err != nil {
-		return nil, err
-	}
-	cp, err := StartIn(ctx, role, dir)
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		dir, err := os.MkdirTemp("", "flotilla-test-")
+		if err != nil {
+			return nil, err
+		}
+		cp, err := StartIn(ctx, role, dir)
+		if err == nil {
+			return cp, nil
+		}
 		os.RemoveAll(dir)
-		return nil, err
+		if attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) && !strings.Contains(err.Error(), "address already in use") {
+			return nil, err
+		}
 	}
-	return cp, nil
 }
 
 // StartIn starts a control plane on an existing data directory, as a
