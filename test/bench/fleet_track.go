@@ -156,6 +156,10 @@ func (t *tracker) waitAll(ctx context.Context, what string, keys []string, done 
 		if missing > 0 {
 			return false, nil
 		}
+		if len(at) == 0 { // nothing to wait for (e.g. -works-per-cluster 0)
+			last = time.Now()
+			return true, nil
+		}
 		last = slices.MaxFunc(at, func(a, b time.Time) int { return a.Compare(b) })
 		return true, nil
 	})
