@@ -2,15 +2,12 @@ package placement
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,23 +36,13 @@ type scope struct {
 	// previous are the clusters of the current decisions, with their scores.
 	previous map[string]int64
 	result   scheduler.Result
-	events   []pendingEvent
-}
-
-type pendingEvent struct {
-	eventtype, reason, action, note string
-}
-
-// event queues an event, to be emitted once the status is written.
-func (s *scope) event(eventtype, reason, action, format string, args ...any) {
-	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+	events   reconcile.Events
 }
 
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile schedules one Placement.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	logger := klog.FromContext(ctx)
 	p := &clusterv1beta1.Placement{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -67,20 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	s := &scope{placement: p, now: time.Now()}
 	before := p.DeepCopy()
 	defer func() {
-		err := r.patchStatus(ctx, before, p)
-		switch {
-		case apierrors.IsNotFound(err):
-			logger.V(1).Info("Placement is gone", "placement", klog.KObj(p))
-			result, retErr = ctrl.Result{}, nil
-		case apierrors.IsConflict(err):
-			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
-		case err != nil:
-			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
-		default:
-			for _, e := range s.events {
-				r.Recorder.Eventf(p, nil, e.eventtype, e.reason, e.action, "%s", e.note)
-			}
-		}
+		result, retErr = reconcile.FinishStatus(ctx, p, r.patchStatus(ctx, before, p), result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
 	return reconcile.RunPhases(ctx, s, r.schedule, r.writeDecisions, r.setStatus)
 }

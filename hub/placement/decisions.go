@@ -47,7 +47,7 @@ func (r *Reconciler) writeDecisions(ctx context.Context, s *scope) (ctrl.Result,
 		}
 	}
 	if added, removed := changes(s.previous, s.result.Decisions); len(added)+len(removed) > 0 {
-		s.event(corev1.EventTypeNormal, reasonDecisionUpdate, "Schedule", "%d clusters selected%s%s",
+		s.events.Add(corev1.EventTypeNormal, reasonDecisionUpdate, "Schedule", "%d clusters selected%s%s",
 			len(s.result.Decisions), listNote("added", added), listNote("removed", removed))
 	}
 	return ctrl.Result{}, nil

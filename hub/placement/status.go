@@ -19,7 +19,7 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 	applyResult(&p.Status, s.result)
 	if s.result.Misconfigured != nil && !wasMisconfigured {
 		c := meta.FindStatusCondition(p.Status.Conditions, clusterv1beta1.PlacementConditionMisconfigured)
-		s.event(corev1.EventTypeWarning, reasonMisconfigured, "Schedule", "%s", c.Message)
+		s.events.Add(corev1.EventTypeWarning, reasonMisconfigured, "Schedule", "%s", c.Message)
 	}
 	return ctrl.Result{}, nil
 }

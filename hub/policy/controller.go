@@ -2,14 +2,12 @@ package policy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -45,7 +43,7 @@ type scope struct {
 	// copies are the root's replicated policies by cluster namespace, as
 	// they are after the writes.
 	copies map[string]*policyv1.Policy
-	events []pendingEvent
+	events reconcile.Events
 	// hubTemplates says whether the root has hub templates; reader reads
 	// what they refer to, refs collects what they read.
 	hubTemplates bool
@@ -53,20 +51,10 @@ type scope struct {
 	refs         []templates.Ref
 }
 
-type pendingEvent struct {
-	eventtype, reason, action, note string
-}
-
-// event queues an event, to be emitted once the status is written.
-func (s *scope) event(eventtype, reason, action, format string, args ...any) {
-	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
-}
-
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile propagates one root policy.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	logger := klog.FromContext(ctx)
 	root := &policyv1.Policy{}
 	if err := r.Client.Get(ctx, req.NamespacedName, root); err != nil {
 		// A root is deleted only once its copies are (the finalizer): a
@@ -101,20 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	s := &scope{root: root, hubTemplates: hasHubTemplates(root), reader: newObjectReader(ctx, r.APIReader)}
 	before := root.DeepCopy()
 	defer func() {
-		err := r.patchStatus(ctx, before, root)
-		switch {
-		case apierrors.IsNotFound(err):
-			logger.V(1).Info("Policy is gone", "policy", klog.KObj(root))
-			result, retErr = ctrl.Result{}, nil
-		case apierrors.IsConflict(err):
-			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
-		case err != nil:
-			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
-		default:
-			for _, e := range s.events {
-				r.Recorder.Eventf(root, nil, e.eventtype, e.reason, e.action, "%s", e.note)
-			}
-		}
+		result, retErr = reconcile.FinishStatus(ctx, root, r.patchStatus(ctx, before, root), result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
 	return reconcile.RunPhases(ctx, s, r.findTargets, r.replicate, r.setStatus)
 }

@@ -72,11 +72,11 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 			History:      []policyv1.ComplianceHistory{{Message: msg, EventName: reasonNameTooLong}},
 		}}
 		if !wasTooLong {
-			s.event(corev1.EventTypeWarning, reasonNameTooLong, "Propagate", "%s", msg)
+			s.events.Add(corev1.EventTypeWarning, reasonNameTooLong, "Propagate", "%s", msg)
 		}
 	}
 	if st.ComplianceState != was {
-		s.event(corev1.EventTypeNormal, reasonComplianceChanged, "RollUp", "compliance is %s (was %s) over %d clusters",
+		s.events.Add(corev1.EventTypeNormal, reasonComplianceChanged, "RollUp", "compliance is %s (was %s) over %d clusters",
 			orUnknown(st.ComplianceState), orUnknown(was), len(s.clusters))
 	}
 	return ctrl.Result{}, nil

@@ -33,7 +33,7 @@ func (r *ClusterReconciler) reconcileAcceptance(ctx context.Context, s *clusterS
 		if cond := acceptedCondition(false, current, cluster.Generation); cond != nil {
 			meta.SetStatusCondition(&cluster.Status.Conditions, *cond)
 			if wasAccepted {
-				s.event(corev1.EventTypeNormal, reasonClusterDenied, "Deny", "Cluster %s was denied: its agent's access was removed", cluster.Name)
+				s.events.Add(corev1.EventTypeNormal, reasonClusterDenied, "Deny", "Cluster %s was denied: its agent's access was removed", cluster.Name)
 			}
 		}
 		return ctrl.Result{}, nil
@@ -58,7 +58,7 @@ func (r *ClusterReconciler) reconcileAcceptance(ctx context.Context, s *clusterS
 	}
 	meta.SetStatusCondition(&cluster.Status.Conditions, *acceptedCondition(true, current, cluster.Generation))
 	if !wasAccepted {
-		s.event(corev1.EventTypeNormal, reasonClusterAccepted, "Accept", "Cluster %s was accepted: namespace and agent RBAC are in place", cluster.Name)
+		s.events.Add(corev1.EventTypeNormal, reasonClusterAccepted, "Accept", "Cluster %s was accepted: namespace and agent RBAC are in place", cluster.Name)
 	}
 	return ctrl.Result{}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,10 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // conflictRetry is how soon a reconcile whose write lost a race with
@@ -81,12 +81,12 @@ func workMetadata() *metav1.PartialObjectMetadata {
 
 // clusterOfNamespace maps an object in (or being) a cluster namespace to
 // that cluster.
-func clusterOfNamespace(_ context.Context, o client.Object) []reconcile.Request {
+func clusterOfNamespace(_ context.Context, o client.Object) []ctrlreconcile.Request {
 	name := o.GetNamespace()
 	if name == "" {
 		name = o.GetName()
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+	return []ctrlreconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 }
 
 // clusterScope is what the phases of one reconcile share.
@@ -96,16 +96,7 @@ type clusterScope struct {
 	// namespaceReady is set when the cluster namespace exists and is not
 	// being deleted.
 	namespaceReady bool
-	events         []pendingEvent
-}
-
-type pendingEvent struct {
-	eventtype, reason, action, note string
-}
-
-// event queues an event, to be emitted once the status is written.
-func (s *clusterScope) event(eventtype, reason, action, format string, args ...any) {
-	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+	events         reconcile.Events
 }
 
 type clusterPhase func(ctx context.Context, s *clusterScope) (ctrl.Result, error)
@@ -113,7 +104,6 @@ type clusterPhase func(ctx context.Context, s *clusterScope) (ctrl.Result, error
 // Reconcile brings one ManagedCluster's access, health and taints in line
 // with its spec, its lease and its Available condition.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	logger := klog.FromContext(ctx)
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -127,23 +117,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	s := &clusterScope{cluster: cluster, now: metav1.Now()}
 	patcher := newClusterPatcher(cluster)
 	defer func() {
-		err := patcher.patch(ctx, r.Client, cluster)
-		switch {
-		case apierrors.IsConflict(err):
-			// Someone else wrote first; their change brings us back anyway.
-			logger.V(1).Info("ManagedCluster changed while reconciling; retrying", "managedCluster", klog.KObj(cluster))
-			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
-		case apierrors.IsNotFound(err):
-			// Deleted since the cache was read: nothing is left to write.
-			logger.V(1).Info("ManagedCluster is gone", "managedCluster", klog.KObj(cluster))
-			result, retErr = ctrl.Result{}, nil
-		case err != nil:
-			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
-		default:
-			for _, e := range s.events {
-				r.Recorder.Eventf(cluster, nil, e.eventtype, e.reason, e.action, e.note)
-			}
-		}
+		result, retErr = reconcile.FinishStatus(ctx, cluster, patcher.patch(ctx, r.Client, cluster), result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
 
 	if !cluster.DeletionTimestamp.IsZero() {

@@ -53,7 +53,7 @@ func (r *ClusterReconciler) reconcileLease(ctx context.Context, s *clusterScope)
 	}
 	cond := leaseStoppedCondition(cluster.Spec.LeaseDurationSeconds, cluster.Generation)
 	meta.SetStatusCondition(&cluster.Status.Conditions, cond)
-	s.event(corev1.EventTypeWarning, reasonAvailableUnknown, "CheckLease", "%s", cond.Message)
+	s.events.Add(corev1.EventTypeWarning, reasonAvailableUnknown, "CheckLease", "%s", cond.Message)
 	// A renewal does not make the cluster Available again: its agent does.
 	return ctrl.Result{}, nil
 }

@@ -27,6 +27,6 @@ func (r *ClusterReconciler) reconcileTaints(_ context.Context, s *clusterScope) 
 	for _, t := range want {
 		keys = append(keys, t.Key)
 	}
-	s.event(corev1.EventTypeNormal, reasonTaintsUpdated, "UpdateTaints", "Taints are now [%s]", strings.Join(keys, ", "))
+	s.events.Add(corev1.EventTypeNormal, reasonTaintsUpdated, "UpdateTaints", "Taints are now [%s]", strings.Join(keys, ", "))
 	return ctrl.Result{}, nil
 }

@@ -2,7 +2,6 @@ package workreplicaset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -67,21 +66,11 @@ type scope struct {
 	// kept maps a cluster that left the decisions while unreachable to the
 	// replacement whose Available its work waits for.
 	kept   map[string]string
-	events []pendingEvent
-}
-
-type pendingEvent struct {
-	eventtype, reason, action, note string
-}
-
-// event queues an event, to be emitted once the status is written.
-func (s *scope) event(eventtype, reason, action, format string, args ...any) {
-	s.events = append(s.events, pendingEvent{eventtype, reason, action, fmt.Sprintf(format, args...)})
+	events reconcile.Events
 }
 
 // Reconcile fans out one ManifestWorkReplicaSet.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	logger := klog.FromContext(ctx)
 	mwrs := &workv1alpha1.ManifestWorkReplicaSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, mwrs); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -104,20 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	s := &scope{mwrs: mwrs, now: time.Now(), owner: owner}
 	before := mwrs.DeepCopy()
 	defer func() {
-		err := r.patchStatus(ctx, before, mwrs)
-		switch {
-		case apierrors.IsNotFound(err):
-			logger.V(1).Info("ManifestWorkReplicaSet is gone", "manifestWorkReplicaSet", klog.KObj(mwrs))
-			result, retErr = ctrl.Result{}, nil
-		case apierrors.IsConflict(err):
-			result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
-		case err != nil:
-			result, retErr = ctrl.Result{}, errors.Join(retErr, err)
-		default:
-			for _, e := range s.events {
-				r.Recorder.Eventf(mwrs, nil, e.eventtype, e.reason, e.action, "%s", e.note)
-			}
-		}
+		result, retErr = reconcile.FinishStatus(ctx, mwrs, r.patchStatus(ctx, before, mwrs), result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
 	return reconcile.RunPhases(ctx, s, r.findTargets, r.listWorks, r.syncWorks, r.setStatus)
 }

@@ -34,9 +34,9 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 		}
 		switch {
 		case c.Reason == workv1alpha1.ReasonComplete:
-			s.event(corev1.EventTypeNormal, "RolloutComplete", "Rollout", "%s", c.Message)
+			s.events.Add(corev1.EventTypeNormal, "RolloutComplete", "Rollout", "%s", c.Message)
 		case c.Status == metav1.ConditionFalse && c.Reason != workv1alpha1.ReasonProcessing && c.Reason != workv1alpha1.ReasonProgressing:
-			s.event(corev1.EventTypeWarning, c.Reason, "Reconcile", "%s: %s", c.Type, c.Message)
+			s.events.Add(corev1.EventTypeWarning, c.Reason, "Reconcile", "%s: %s", c.Type, c.Message)
 		}
 	}
 	if s.invalid != nil {
