@@ -205,11 +205,12 @@ func (h *hubContact) explainTokenCheck(err error) error {
 	return fmt.Errorf("check --hub-token with %s: %w", h.where(), err)
 }
 
-// bootstrapKubeconfig is the kubeconfig the agent joins with.
-func bootstrapKubeconfig(hubURL string, ca []byte, tok bootstrapToken) ([]byte, error) {
+// BootstrapKubeconfig is the kubeconfig an agent joins the hub with: the
+// hub's URL and CA, and a bootstrap token.
+func BootstrapKubeconfig(hubURL string, ca []byte, token string) ([]byte, error) {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: hubURL, CertificateAuthorityData: ca}
-	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: tok.String()}
+	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
 	kc.CurrentContext = "bootstrap"
 	return clientcmd.Write(*kc)

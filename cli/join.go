@@ -166,7 +166,7 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 	}
 	o.notef("Hub: %s accepts the join token (user %s)", hub.url, user.Username)
 
-	kubeconfig, err := bootstrapKubeconfig(hub.url, ca, tok)
+	kubeconfig, err := BootstrapKubeconfig(hub.url, ca, tok.String())
 	if err != nil {
 		return err
 	}

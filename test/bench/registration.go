@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -158,21 +157,10 @@ func flotilla(ctx context.Context, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// bootstrapKubeconfig writes the kubeconfig `flotilla join` would store:
-// the hub's CA and URL with the join token.
+// bootstrapKubeconfig writes the kubeconfig `flotilla join` would store
+// and returns its path.
 func bootstrapKubeconfig(adminKubeconfig, url, token, path string) (string, error) {
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	if err != nil {
-		return "", err
-	}
-	kc := clientcmdapi.NewConfig()
-	for _, c := range admin.Clusters {
-		kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: c.CertificateAuthorityData}
-	}
-	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
-	kc.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
-	kc.CurrentContext = "bootstrap"
-	return path, clientcmd.WriteToFile(*kc, path)
+	return path, framework.WriteBootstrapKubeconfig(adminKubeconfig, url, token, path)
 }
 
 func adminClient(kubeconfig string) (client.Client, error) {

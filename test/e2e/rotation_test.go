@@ -14,8 +14,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -132,15 +130,6 @@ func approved(csr certificatesv1.CertificateSigningRequest) bool {
 // hub's CA and URL with the join token.
 func writeBootstrapKubeconfig(adminKubeconfig, url, token, path string) string {
 	GinkgoHelper()
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	kc := clientcmdapi.NewConfig()
-	for _, c := range admin.Clusters {
-		kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: c.CertificateAuthorityData}
-	}
-	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
-	kc.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
-	kc.CurrentContext = "bootstrap"
-	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	Expect(framework.WriteBootstrapKubeconfig(adminKubeconfig, url, token, path)).To(Succeed())
 	return path
 }

@@ -23,14 +23,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/cli"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -94,12 +93,7 @@ func createBootstrapToken(ctx context.Context) string {
 // authenticating with token.
 func bootstrapKubeconfig(server string, ca []byte, token string) []byte {
 	GinkgoHelper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
-	kc.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
-	kc.CurrentContext = "bootstrap"
-	data, err := clientcmd.Write(*kc)
+	data, err := cli.BootstrapKubeconfig(server, ca, token)
 	Expect(err).NotTo(HaveOccurred())
 	return data
 }
