@@ -279,14 +279,7 @@ func replaceWork(ctx context.Context, c *clients, current *workv1.ManifestWork, 
 		fresh = false
 		mw := current.DeepCopy()
 		mw.Spec = *src.spec.DeepCopy()
-		if len(src.labels) > 0 && mw.Labels == nil {
-			mw.Labels = map[string]string{}
-		}
-		maps.Copy(mw.Labels, src.labels)
-		if len(src.annotations) > 0 && mw.Annotations == nil {
-			mw.Annotations = map[string]string{}
-		}
-		maps.Copy(mw.Annotations, src.annotations)
+		addMetadata(mw, src.labels, src.annotations)
 		return c.ctrl.Update(ctx, mw)
 	})
 	return explain(err, c.where, "replace ManifestWork "+key.String())
@@ -378,4 +371,25 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 	}
 	o.notef("Show it with: flotilla get works %s", name)
 	return nil
+}
+
+// addMetadata adds labels and annotations to obj's, replacing the values
+// of keys it has: what --overwrite keeps of an object it replaces.
+func addMetadata(obj metav1.Object, labels, annotations map[string]string) {
+	if len(labels) > 0 {
+		l := obj.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, labels)
+		obj.SetLabels(l)
+	}
+	if len(annotations) > 0 {
+		a := obj.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		maps.Copy(a, annotations)
+		obj.SetAnnotations(a)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -109,14 +108,7 @@ func replaceReplicaSet(ctx context.Context, c *clients, want *workv1alpha1.Manif
 			return fmt.Errorf("ManifestWorkReplicaSet %s is being deleted: wait until it is gone, then create it again", key)
 		}
 		cur.Spec = *want.Spec.DeepCopy()
-		if len(want.Labels) > 0 && cur.Labels == nil {
-			cur.Labels = map[string]string{}
-		}
-		maps.Copy(cur.Labels, want.Labels)
-		if len(want.Annotations) > 0 && cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		maps.Copy(cur.Annotations, want.Annotations)
+		addMetadata(cur, want.Labels, want.Annotations)
 		if err := c.ctrl.Update(ctx, cur); err != nil {
 			return err
 		}
