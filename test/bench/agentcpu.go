@@ -26,20 +26,12 @@ var (
 // own), waits until all are Compliant, and reads the agent's CPU time from
 // /proc over a period in which nothing changes.
 func benchAgentCPU(ctx context.Context, e *env) error {
-	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "cpu-hub"), 2*time.Minute)
+	procs, err := startHubAndSpoke(ctx, e, "cpu")
 	if err != nil {
 		return err
 	}
-	defer hubProc.Stop(time.Minute)
-	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "cpu-spoke"), 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	defer spokeProc.Stop(time.Minute)
-	join, err := initHub(ctx, hubProc)
-	if err != nil {
-		return err
-	}
+	defer procs.stop()
+	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	const cluster = "bench-idle"
 	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "cpu-bootstrap.kubeconfig"))
 	if err != nil {

@@ -37,21 +37,12 @@ var benchClusters = flag.Int("clusters", 100, "registration, fleet: how many clu
 // per accepted cluster, and the RSS of one real agent process.
 func benchRegistration(ctx context.Context, e *env) error {
 	n := *benchClusters
-	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "reg-hub"), 2*time.Minute)
+	procs, err := startHubAndSpoke(ctx, e, "reg")
 	if err != nil {
 		return err
 	}
-	defer hubProc.Stop(time.Minute)
-	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "reg-spoke"), 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	defer spokeProc.Stop(time.Minute)
-
-	join, err := initHub(ctx, hubProc)
-	if err != nil {
-		return err
-	}
+	defer procs.stop()
+	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "bootstrap.kubeconfig"))
 	if err != nil {
 		return err
@@ -133,6 +124,40 @@ func idleAgentRSS(ctx context.Context, e *env, hubProc, spokeProc *framework.Hub
 type joinInfo struct {
 	Token string `json:"hub-token"`
 	URL   string `json:"hub-apiserver"`
+}
+
+// hubAndSpoke is a hub process, initialised for joining, and a spoke
+// process for its agents.
+type hubAndSpoke struct {
+	hub, spoke *framework.HubProcess
+	join       joinInfo
+}
+
+// startHubAndSpoke starts a hub and a spoke in the work directory, their
+// data directories named after prefix, and runs `flotilla init` on the hub.
+func startHubAndSpoke(ctx context.Context, e *env, prefix string) (*hubAndSpoke, error) {
+	p := &hubAndSpoke{}
+	var err error
+	if p.hub, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-hub"), 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if p.spoke, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-spoke"), 2*time.Minute); err != nil {
+		p.stop()
+		return nil, err
+	}
+	if p.join, err = initHub(ctx, p.hub); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// stop stops the processes started, the spoke first.
+func (p *hubAndSpoke) stop() {
+	if p.spoke != nil {
+		p.spoke.Stop(time.Minute)
+	}
+	p.hub.Stop(time.Minute)
 }
 
 // initHub runs `flotilla init` against a hub and returns the join token and URL.

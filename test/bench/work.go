@@ -33,20 +33,12 @@ var (
 // and the agent's RSS holding them.
 func benchWork(ctx context.Context, e *env) error {
 	n, rate := *benchWorks, *benchWorkRate
-	hubProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "work-hub"), 2*time.Minute)
+	procs, err := startHubAndSpoke(ctx, e, "work")
 	if err != nil {
 		return err
 	}
-	defer hubProc.Stop(time.Minute)
-	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "work-spoke"), 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	defer spokeProc.Stop(time.Minute)
-	join, err := initHub(ctx, hubProc)
-	if err != nil {
-		return err
-	}
+	defer procs.stop()
+	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	const cluster = "bench-work"
 	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spokeProc.Kubeconfig,
 		"--hub-token", join.Token, "--hub-apiserver", join.URL, "--cluster-name", cluster, "--run")
