@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -23,6 +21,7 @@ import (
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset"
 	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
 )
 
@@ -146,7 +145,7 @@ func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (
 	switch {
 	case w == nil:
 		return phasePending, "no ManifestWork yet: waiting for its turn in the rollout"
-	case cr.want != nil && !sameWorkSpec(w.Spec, *cr.want):
+	case cr.want != nil && !workreplicaset.SpecEqual(&w.Spec, cr.want):
 		return phasePending, "has the previous spec: waiting for its turn in the rollout"
 	case w.DeletionTimestamp != nil:
 		return phasePending, "its ManifestWork is being deleted"
@@ -169,31 +168,11 @@ func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (
 		return phaseAvailable, ""
 	}
 	if deadline > 0 {
-		at, err := time.Parse(time.RFC3339, w.Annotations[workv1alpha1.RolloutTimeAnnotation])
-		if err != nil {
-			at = w.CreationTimestamp.Time
-		}
-		if !now.Before(at.Add(deadline)) {
+		if !now.Before(workreplicaset.PushedAt(w).Add(deadline)) {
 			return phaseFailed, fmt.Sprintf("not Available within progressDeadline %s: %s", deadline, missing[0])
 		}
 	}
 	return phaseApplying, missing[0]
-}
-
-// sameWorkSpec compares two ManifestWork specs, the manifests as JSON
-// values: the API server gives them back re-encoded, keys in another order.
-func sameWorkSpec(a, b workv1.ManifestWorkSpec) bool {
-	if len(a.Workload.Manifests) != len(b.Workload.Manifests) {
-		return false
-	}
-	for i := range a.Workload.Manifests {
-		var x, y any
-		if json.Unmarshal(a.Workload.Manifests[i].Raw, &x) != nil || json.Unmarshal(b.Workload.Manifests[i].Raw, &y) != nil || !reflect.DeepEqual(x, y) {
-			return false
-		}
-	}
-	a.Workload.Manifests, b.Workload.Manifests = nil, nil
-	return equality.Semantic.DeepEqual(a, b)
 }
 
 // strategyOf is the rollout strategy of a Placement of the replica set.

@@ -21,21 +21,6 @@ func specOf(raw ...string) workv1.ManifestWorkSpec {
 	return s
 }
 
-func TestSameWorkSpec(t *testing.T) {
-	a := specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}`)
-	if !sameWorkSpec(a, specOf(`{"data":{"a":"1"},"metadata":{"name":"x"},"kind":"ConfigMap"}`)) {
-		t.Error("the same manifest with keys in another order differs")
-	}
-	if sameWorkSpec(a, specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"2"}}`)) {
-		t.Error("different data is the same")
-	}
-	b := specOf(`{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}`)
-	b.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan}
-	if sameWorkSpec(a, b) {
-		t.Error("a different deleteOption is the same")
-	}
-}
-
 // replicaSetOf is a replica set over Placement web with the given strategy and conditions.
 func replicaSetOf(s workv1alpha1.RolloutStrategy, conds ...metav1.Condition) *workv1alpha1.ManifestWorkReplicaSet {
 	return &workv1alpha1.ManifestWorkReplicaSet{

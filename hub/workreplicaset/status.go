@@ -70,7 +70,7 @@ func summarize(s *scope) (workv1alpha1.ManifestWorkReplicaSetSummary, []workv1al
 				continue
 			}
 			spec, ok := s.rendered[c]
-			updated := ok && specEqual(&w.Spec, &spec)
+			updated := ok && SpecEqual(&w.Spec, &spec)
 			count(&ps.Summary, w, updated)
 			if updated {
 				total.Updated++

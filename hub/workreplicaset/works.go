@@ -61,10 +61,11 @@ func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.Manifes
 	return w
 }
 
-// specEqual compares two ManifestWork specs as JSON documents, so that the
+// SpecEqual compares two ManifestWork specs as JSON documents, so that the
 // API server's re-encoding of the manifests (key order, spacing) does not
-// count as a difference.
-func specEqual(a, b *workv1.ManifestWorkSpec) bool {
+// count as a difference. The CLI uses it to tell which clusters carry the
+// current spec, as the hub counts them.
+func SpecEqual(a, b *workv1.ManifestWorkSpec) bool {
 	// Both usually come from the API server, encoded alike: compare the
 	// bytes first, and decode only when they differ.
 	if equality.Semantic.DeepEqual(a, b) {
@@ -91,8 +92,8 @@ func stateOf(cluster string, g group, w *workv1.ManifestWork, rendered *workv1.M
 	if w == nil || rendered == nil {
 		return c
 	}
-	c.updated = specEqual(&w.Spec, rendered)
-	c.pushedAt = pushedAt(w)
+	c.updated = SpecEqual(&w.Spec, rendered)
+	c.pushedAt = PushedAt(w)
 	c.availableSince, c.available = availableSince(w)
 	if d := currentCondition(w, workv1.WorkDegraded); d != nil && d.Status == metav1.ConditionTrue {
 		c.degraded = true
@@ -133,9 +134,10 @@ func isAvailable(w *workv1.ManifestWork) bool {
 	return ok
 }
 
-// pushedAt is when this controller last wrote w's spec (its creation when
-// the annotation is missing or unreadable).
-func pushedAt(w *workv1.ManifestWork) time.Time {
+// PushedAt is when the replica set controller last wrote w's spec (its
+// creation when the annotation is missing or unreadable): progressDeadline
+// and minSuccessTime count from it.
+func PushedAt(w *workv1.ManifestWork) time.Time {
 	if t, err := time.Parse(time.RFC3339, w.Annotations[workv1alpha1.RolloutTimeAnnotation]); err == nil {
 		return t
 	}
