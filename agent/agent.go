@@ -28,6 +28,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy"
 	"github.com/flotilla-io/flotilla/agent/registration"
+	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -77,17 +78,24 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	mapper := opts.SpokeMapper
+	if mapper == nil {
+		if mapper, err = spokeclient.NewMapper(spokeConfig, nil); err != nil {
+			return fmt.Errorf("create the managed cluster's REST mapper: %w", err)
+		}
+	}
 	workAgent, err := work.New(work.Config{
 		ClusterName:         opts.ClusterName,
 		Spoke:               spokeConfig,
 		ResyncInterval:      opts.WorkResyncInterval,
 		EvictionGracePeriod: opts.AppliedManifestWorkEvictionGracePeriod,
 		HubHash:             opts.HubHash,
+		SpokeMapper:         mapper,
 	})
 	if err != nil {
 		return err
 	}
-	policyAgent, err := policy.New(policy.Config{ClusterName: opts.ClusterName, Namespace: opts.Namespace, Spoke: spokeConfig})
+	policyAgent, err := policy.New(policy.Config{ClusterName: opts.ClusterName, Namespace: opts.Namespace, Spoke: spokeConfig, SpokeMapper: mapper})
 	if err != nil {
 		return err
 	}
@@ -239,15 +247,16 @@ func ensureNamespace(ctx context.Context, spoke kubernetes.Interface, ns string)
 	return nil
 }
 
-// scheme holds the spoke types the manager's controllers read: Nodes and
-// ClusterClaims. Not client-go's whole scheme, whose several hundred
-// kinds would cost the agent about a megabyte of heap for nothing.
-func scheme() *runtime.Scheme {
+// spokeScheme holds the spoke types the manager's controllers read: Nodes
+// and ClusterClaims. Not client-go's whole scheme, whose several hundred
+// kinds would cost the agent about a megabyte of heap for nothing. It is
+// only read once built, so agents in one process share it.
+var spokeScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(s))
 	utilruntime.Must(clusterv1alpha1.AddToScheme(s))
 	return s
-}
+}()
 
 // newManager returns the spoke's manager. Its cache holds only what the
 // controllers watch: Nodes, stripped to their resources, and ClusterClaims.
@@ -258,7 +267,7 @@ func newManager(cfg *rest.Config, opts Options, logger klog.Logger) (ctrl.Manage
 		metrics.ExtraHandlers = profilingHandlers()
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme(),
+		Scheme:                 spokeScheme,
 		Logger:                 logger,
 		Metrics:                metrics,
 		HealthProbeBindAddress: addr(opts.HealthProbeAddr),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/flotilla-io/flotilla/agent/registration"
@@ -73,6 +74,12 @@ type Options struct {
 	// Only agents that share one managed cluster and one hub need it, each
 	// its own: the fleet simulator (test/bench) runs them so.
 	HubHash string
+	// SpokeMapper, when set, resolves the managed cluster's kinds for the
+	// work and policy agents; unset, they share one discovery-backed
+	// RESTMapper of their own. Agents that share one managed cluster may
+	// share one: the fleet simulator's thousands of agents do, since each
+	// mapper holds the cluster's whole discovery.
+	SpokeMapper meta.RESTMapper
 	// AppliedManifestWorkEvictionGracePeriod is how long the objects of a
 	// ManifestWork that is gone from a reachable hub are kept before they
 	// are removed; 0 means work.DefaultEvictionGracePeriod.

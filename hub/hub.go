@@ -29,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/manifests"
@@ -54,6 +55,10 @@ type Options struct {
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
+	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
+	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
+	// runs in one (see internal/memlimit).
+	MemoryLimit int64
 }
 
 // Info says where a running hub can be reached.
@@ -79,6 +84,9 @@ func Scheme() *runtime.Scheme {
 func Run(ctx context.Context, opts Options) error {
 	logger := klog.FromContext(ctx)
 	started := time.Now()
+	if limit, from := memlimit.Set(opts.MemoryLimit); limit > 0 {
+		logger.Info("Soft memory limit set", "bytes", limit, "from", from)
+	}
 
 	var (
 		cfg    *rest.Config

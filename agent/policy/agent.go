@@ -57,6 +57,9 @@ type Config struct {
 	Spoke *rest.Config
 	// Workers is how many policies are evaluated at once; 0 means DefaultWorkers.
 	Workers int
+	// SpokeMapper, when set, resolves the managed cluster's kinds instead
+	// of a discovery-backed RESTMapper of the agent's own.
+	SpokeMapper meta.RESTMapper
 }
 
 // Agent evaluates the replicated Policies of one managed cluster. Make one
@@ -85,15 +88,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
-	spoke, err := newSpokeClients(cfg.Spoke)
+	spoke, err := newSpokeClients(cfg.Spoke, cfg.SpokeMapper)
 	if err != nil {
 		return nil, fmt.Errorf("create the managed cluster's clients: %w", err)
 	}
 	return &Agent{cfg: cfg, spoke: spoke}, nil
 }
 
-func newSpokeClients(base *rest.Config) (*spokeClients, error) {
-	c, err := spokeclient.New(base, spokeQPS, spokeBurst)
+func newSpokeClients(base *rest.Config, mapper meta.RESTMapper) (*spokeClients, error) {
+	c, err := spokeclient.New(base, spokeQPS, spokeBurst, mapper)
 	if err != nil {
 		return nil, err
 	}

@@ -30,8 +30,9 @@ type Clients struct {
 }
 
 // New builds the clients from base, limited to qps requests per second
-// with bursts of burst.
-func New(base *rest.Config, qps float32, burst int) (*Clients, error) {
+// with bursts of burst. They resolve kinds through mapper, or through a
+// discovery-backed RESTMapper of their own when mapper is nil.
+func New(base *rest.Config, qps float32, burst int, mapper meta.RESTMapper) (*Clients, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = qps, burst
 	httpClient, err := rest.HTTPClientFor(cfg)
@@ -45,8 +46,25 @@ func New(base *rest.Config, qps float32, burst int) (*Clients, error) {
 	if c.Metadata, err = metadata.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
-	if c.Mapper, err = apiutil.NewDynamicRESTMapper(cfg, httpClient); err != nil {
-		return nil, err
+	if mapper == nil {
+		mapper, err = NewMapper(cfg, httpClient)
+		if err != nil {
+			return nil, err
+		}
 	}
+	c.Mapper = mapper
 	return c, nil
+}
+
+// NewMapper returns a RESTMapper of the managed cluster that resolves kinds
+// by discovery, and discovers again on a miss, so that a kind whose CRD
+// arrives later becomes usable. httpClient may be nil.
+func NewMapper(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
+	if httpClient == nil {
+		var err error
+		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return apiutil.NewDynamicRESTMapper(cfg, httpClient)
 }

@@ -72,6 +72,9 @@ type Config struct {
 	// specs of the AppliedManifestWorks, for agents that share one managed
 	// cluster and one hub.
 	HubHash string
+	// SpokeMapper, when set, resolves the managed cluster's kinds instead
+	// of a discovery-backed RESTMapper of the agent's own.
+	SpokeMapper meta.RESTMapper
 }
 
 // Agent applies the ManifestWorks of one managed cluster. Make one with New
@@ -111,15 +114,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
-	spoke, err := newSpokeClients(cfg.Spoke)
+	spoke, err := newSpokeClients(cfg.Spoke, cfg.SpokeMapper)
 	if err != nil {
 		return nil, fmt.Errorf("create the managed cluster's clients: %w", err)
 	}
 	return &Agent{cfg: cfg, spoke: spoke, sar: newAccessCache(cfg.ResyncInterval), cel: newCELCache()}, nil
 }
 
-func newSpokeClients(base *rest.Config) (*spokeClients, error) {
-	c, err := spokeclient.New(base, spokeQPS, spokeBurst)
+func newSpokeClients(base *rest.Config, mapper meta.RESTMapper) (*spokeClients, error) {
+	c, err := spokeclient.New(base, spokeQPS, spokeBurst, mapper)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -102,6 +103,7 @@ answers. The embedded control plane issues its certificate; with
 	f.IntVar(&opts.Webhook.Port, "webhook-port", 0, fmt.Sprintf("port of the ManifestWork admission webhook server (default: a free one, which the hub registers with its embedded API server; %d with --kubeconfig)", hub.DefaultWebhookPort))
 	f.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", "", "directory with the webhook server's tls.crt, tls.key and the ca.crt that signed them (default: issued from the hub's CA under --data-dir; required with --kubeconfig to serve the webhook)")
 	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
+	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -138,3 +140,24 @@ func defaultDataDir() string {
 	}
 	return "flotilla-hub-data"
 }
+
+// memoryLimit is --memory-limit: a Kubernetes quantity ("5Gi", "5368709120").
+type memoryLimit struct{ bytes *int64 }
+
+func (m *memoryLimit) String() string {
+	if m.bytes == nil || *m.bytes == 0 {
+		return ""
+	}
+	return resource.NewQuantity(*m.bytes, resource.BinarySI).String()
+}
+
+func (m *memoryLimit) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() <= 0 {
+		return fmt.Errorf("want a positive size such as 5Gi or 5368709120, not %q", s)
+	}
+	*m.bytes = q.Value()
+	return nil
+}
+
+func (m *memoryLimit) Type() string { return "quantity" }

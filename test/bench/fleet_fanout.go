@@ -56,6 +56,9 @@ func (f *fleet) fanOut(ctx context.Context) error {
 			CascadeDeletionPolicy: workv1alpha1.Background,
 		},
 	}
+	stopProfiles := f.profileDuring(ctx, "fanout", 30*time.Second)
+	defer stopProfiles()
+	meter := f.meterCPU()
 	started := time.Now()
 	if err := f.c.Create(ctx, mwrs); err != nil {
 		return fmt.Errorf("create ManifestWorkReplicaSet %s/%s: %w", ns, name, err)
@@ -81,6 +84,7 @@ func (f *fleet) fanOut(ctx context.Context) error {
 		return err
 	}
 	row(fmt.Sprintf("(c) fan-out to %d: every ManifestWork Applied", n), seconds(applied.Sub(started)), "< 120 s for 5,000")
+	meter.print("(c)")
 	return nil
 }
 
@@ -93,6 +97,9 @@ func (f *fleet) policy(ctx context.Context) error {
 	if err := f.placeEverywhere(ctx, ns, placement); err != nil {
 		return err
 	}
+	stopProfiles := f.profileDuring(ctx, "policy", time.Minute)
+	defer stopProfiles()
+	meter := f.meterCPU()
 	started := time.Now()
 	if _, err := flotilla(ctx, "create", "policy", "--kubeconfig", f.hub.Kubeconfig, "-f", examplePolicy, "-n", ns, "--placement", placement); err != nil {
 		return err
@@ -115,6 +122,7 @@ func (f *fleet) policy(ctx context.Context) error {
 		return err
 	}
 	row(fmt.Sprintf("(d) policy to %d: root status lists all", n), seconds(complete.Sub(started)), "< 30 s for 1,000")
+	meter.print("(d)")
 	return nil
 }
 

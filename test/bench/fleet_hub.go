@@ -17,7 +17,10 @@ import (
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
-var fleetLeaderElect = flag.Bool("hub-leader-elect", true, "fleet: run the hub under test with leader election (--leader-elect), as flotilla-hub does by default")
+var (
+	fleetLeaderElect = flag.Bool("hub-leader-elect", true, "fleet: run the hub under test with leader election (--leader-elect), as flotilla-hub does by default")
+	fleetMemoryLimit = flag.String("hub-memory-limit", "", "fleet: the hub under test's --memory-limit (e.g. 5Gi; default none)")
+)
 
 var fleetHubMode = flag.String("fleet-hub", "release", "fleet: the hub under test: release (bin/flotilla-hub), "+
 	"pprof (the same hub.Run serving pprof, built from test/bench/pprofhub) or "+
@@ -37,7 +40,7 @@ type hubUnderTest struct {
 func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTest, error) {
 	switch *fleetHubMode {
 	case "release":
-		p, err := framework.StartHubProcess(ctx, e.binDir, dataDir, 2*time.Minute, leaderElect())
+		p, err := framework.StartHubProcess(ctx, e.binDir, dataDir, 2*time.Minute, hubArgs()...)
 		return &hubUnderTest{HubProcess: p}, err
 	case "pprof", "split":
 	default:
@@ -48,10 +51,10 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 		return nil, err
 	}
 	if *fleetHubMode == "pprof" {
-		p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "all", leaderElect())
+		p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, append(hubArgs(), "--mode", "all")...)
 		return &hubUnderTest{HubProcess: p, pprofDirs: []string{dataDir}}, err
 	}
-	p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "controlplane")
+	p, err := framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, append(hubArgs(), "--mode", "controlplane")...)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +72,15 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 }
 
 func leaderElect() string { return fmt.Sprintf("--leader-elect=%t", *fleetLeaderElect) }
+
+// hubArgs are the flags -hub-leader-elect and -hub-memory-limit give the hub.
+func hubArgs() []string {
+	args := []string{leaderElect()}
+	if *fleetMemoryLimit != "" {
+		args = append(args, "--memory-limit", *fleetMemoryLimit)
+	}
+	return args
+}
 
 // startSpoke starts the spoke all simulated clusters share: an API server
 // and etcd (with the kube controllers) and no Flotilla controllers, which

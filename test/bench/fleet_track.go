@@ -36,6 +36,11 @@ type tracker struct {
 	// seen, and the first time it was Applied (ManifestWork) or Compliant
 	// (replicated Policy).
 	seen, done map[string]time.Time
+	// stamped maps a ManifestWork to its creationTimestamp and the
+	// lastTransitionTime of its Applied condition: the hub's and the
+	// agent's clocks (one machine), to one second, independent of how
+	// late this process's watch delivers.
+	stamped map[string][2]time.Time
 	// roots holds, per root Policy "namespace/name", the clusters its
 	// status lists with a compliance state, and when that count first
 	// reached each value.
@@ -45,7 +50,7 @@ type tracker struct {
 // startTracker runs the informers until ctx ends. Their caches keep no
 // manifests, to keep the benchmark process small.
 func startTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
-	t := &tracker{seen: map[string]time.Time{}, done: map[string]time.Time{}, roots: map[string]map[int]time.Time{}}
+	t := &tracker{seen: map[string]time.Time{}, done: map[string]time.Time{}, stamped: map[string][2]time.Time{}, roots: map[string]map[int]time.Time{}}
 	c, err := cache.New(cfg, cache.Options{
 		Scheme: hub.Scheme(),
 		ByObject: map[client.Object]cache.ByObject{
@@ -95,7 +100,13 @@ func (t *tracker) observe(o any) {
 	defer t.mu.Unlock()
 	switch obj := o.(type) {
 	case *workv1.ManifestWork:
-		t.mark(obj.Namespace+"/"+obj.Name, now, meta.IsStatusConditionTrue(obj.Status.Conditions, workv1.WorkApplied))
+		key := obj.Namespace + "/" + obj.Name
+		applied := meta.FindStatusCondition(obj.Status.Conditions, workv1.WorkApplied)
+		done := applied != nil && applied.Status == metav1.ConditionTrue
+		if _, ok := t.done[key]; !ok && done {
+			t.stamped[key] = [2]time.Time{obj.CreationTimestamp.Time, applied.LastTransitionTime.Time}
+		}
+		t.mark(key, now, done)
 	case *policyv1.Policy:
 		key := obj.Namespace + "/" + obj.Name
 		if obj.Labels[policyv1.RootPolicyLabel] != "" {
@@ -143,6 +154,20 @@ func (t *tracker) times(keys []string, done bool) (at []time.Time, missing int) 
 		}
 	}
 	return at, missing
+}
+
+// stamps returns, for each of keys that is done, its creation and
+// Applied times as the objects themselves record them.
+func (t *tracker) stamps(keys []string) [][2]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out [][2]time.Time
+	for _, k := range keys {
+		if s, ok := t.stamped[k]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // waitAll waits until every one of keys is seen (or done) and returns the

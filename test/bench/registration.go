@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/cli"
@@ -217,6 +218,16 @@ func startAgents(ctx context.Context, names []string, spokeKubeconfig, bootstrap
 	if err != nil {
 		return nil, err
 	}
+	// The agents share one managed cluster, so they share its REST mapper
+	// too: each of its own would hold the spoke's whole discovery.
+	spokeCfg, err := clientcmd.BuildConfigFromFlags("", spokeKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := spokeclient.NewMapper(spokeCfg, nil)
+	if err != nil {
+		return nil, err
+	}
 	agentCtx, cancel := context.WithCancel(ctx)
 	var agents sync.WaitGroup
 	for _, name := range names {
@@ -229,6 +240,7 @@ func startAgents(ctx context.Context, names []string, spokeKubeconfig, bootstrap
 			// Every agent applies into the same spoke for the same hub:
 			// each needs AppliedManifestWork names of its own.
 			HubHash:         work.HubHash(hubURL + "#" + name),
+			SpokeMapper:     mapper,
 			MetricsAddr:     "0",
 			HealthProbeAddr: "0",
 		}

@@ -24,12 +24,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/internal/memlimit"
 )
 
 // readyLine is what framework.StartHubProcess waits for, as flotilla-hub prints it.
@@ -51,7 +53,14 @@ func main() {
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "controllers mode: the control plane's admin kubeconfig")
 	fs.StringVar(&webhookConfig, "webhook-config", "", "controllers mode: the webhook.json a controlplane process wrote")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", true, "as flotilla-hub")
+	fs.Func("memory-limit", "as flotilla-hub", func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		opts.MemoryLimit = q.Value()
+		return err
+	})
 	_ = fs.Parse(os.Args[1:])
+	// hub.Run sets it too; the halves of split mode do not all call it.
+	memlimit.Set(opts.MemoryLimit)
 	ctrl.SetLogger(klog.NewKlogr())
 	ctx := ctrl.SetupSignalHandler()
 	if err := run(ctx, mode, kubeconfig, webhookConfig, opts); err != nil {
