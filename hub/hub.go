@@ -29,9 +29,9 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
-	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
+	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
