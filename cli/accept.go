@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
 // pollInterval is how often waiting commands look again.
@@ -137,22 +140,7 @@ func (o *acceptOptions) run(ctx context.Context) error {
 		return err
 	}
 	if o.wait {
-		// Clusters are waited for side by side: accepting a fleet must not
-		// take the sum of every agent's join time.
-		deadline := time.Now().Add(o.timeout)
-		out := &lockedWriter{w: o.streams.ErrOut}
-		errs := make([]error, len(o.clusters))
-		sem := make(chan struct{}, acceptParallelism)
-		var wg sync.WaitGroup
-		for i, name := range o.clusters {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				errs[i] = o.acceptAndWait(ctx, c, name, deadline, out)
-			})
-		}
-		wg.Wait()
-		return errors.Join(errs...)
+		return o.acceptAllAndWait(ctx, c)
 	}
 	var errs []error
 	for _, name := range o.clusters {
@@ -163,6 +151,129 @@ func (o *acceptOptions) run(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// acceptAllAndWait accepts every cluster as soon as it has asked, and
+// waits until all have joined. Each round reads the CSRs and
+// ManagedClusters of the whole hub once, then works on the clusters not
+// done yet side by side: accepting a fleet costs a few lists a second,
+// however many clusters it has, and takes about as long as its slowest
+// agent, not the sum of them.
+func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error {
+	deadline := time.Now().Add(o.timeout)
+	out := &lockedWriter{w: o.streams.ErrOut}
+	type waiting struct {
+		prog *progress
+		last acceptPass
+	}
+	pending := make(map[string]*waiting, len(o.clusters))
+	for _, name := range o.clusters {
+		pending[name] = &waiting{prog: newProgress(out), last: acceptPass{name: name}}
+	}
+	errs := map[string]error{}
+	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
+		names := slices.Sorted(maps.Keys(pending))
+		snap, err := readAcceptSnapshot(ctx, c, names)
+		if err != nil {
+			return false, err
+		}
+		passes := make([]acceptPass, len(names))
+		jobs := make([]func(context.Context) error, len(names))
+		for i, name := range names {
+			jobs[i] = func(ctx context.Context) (err error) {
+				passes[i], err = o.acceptFrom(ctx, c, name, snap.csrs[name], snap.clusters[name])
+				return err
+			}
+		}
+		for i, err := range parallel.Run(ctx, acceptParallelism, jobs) {
+			if err != nil {
+				return false, err
+			}
+			name, w := names[i], pending[names[i]]
+			if err := passes[i].refusals(); err != nil {
+				errs[name] = err
+				delete(pending, name)
+				continue
+			}
+			w.last = passes[i]
+			if missing := passes[i].missing(); len(missing) > 0 {
+				w.prog.report("Waiting for cluster %s: %s", name, missing[0])
+				continue
+			}
+			w.prog.report("Cluster %s is accepted and joined.", name)
+			delete(pending, name)
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil && !errors.Is(err, errTimedOut) {
+		return err
+	}
+	var all []error
+	for _, name := range o.clusters {
+		if w, ok := pending[name]; ok {
+			all = append(all, fmt.Errorf("timed out after --timeout %s waiting for cluster %s: %s", o.timeout, name, strings.Join(w.last.missing(), "; ")))
+		}
+		all = append(all, errs[name])
+	}
+	return errors.Join(all...)
+}
+
+// acceptSnapshot is the hub's CSRs and ManagedClusters, by cluster name.
+type acceptSnapshot struct {
+	csrs     map[string][]certificatesv1.CertificateSigningRequest
+	clusters map[string]*clusterv1.ManagedCluster
+}
+
+// fewClusters is up to how many clusters a snapshot reads cluster by
+// cluster rather than list the whole hub.
+const fewClusters = 8
+
+// readAcceptSnapshot reads the CSRs and ManagedClusters of names: for a
+// few, one by one; for more, by listing every cluster's CSRs and every
+// ManagedCluster once.
+func readAcceptSnapshot(ctx context.Context, c *clients, names []string) (*acceptSnapshot, error) {
+	snap := &acceptSnapshot{csrs: map[string][]certificatesv1.CertificateSigningRequest{}, clusters: map[string]*clusterv1.ManagedCluster{}}
+	if len(names) <= fewClusters {
+		for _, name := range names {
+			csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+				LabelSelector: labels.Set{clusterv1.ClusterNameLabel: name}.String(),
+			})
+			if err != nil {
+				return nil, explain(err, c.where, "list the CSRs of cluster "+name)
+			}
+			snap.csrs[name] = csrs.Items
+			mc := &clusterv1.ManagedCluster{}
+			switch err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, mc); {
+			case err == nil:
+				snap.clusters[name] = mc
+			case !apierrors.IsNotFound(err):
+				return nil, explainClusterAPI(err, c, "get ManagedCluster "+name)
+			}
+		}
+		return snap, nil
+	}
+	hasCluster, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+		LabelSelector: labels.NewSelector().Add(*hasCluster).String(),
+	})
+	if err != nil {
+		return nil, explain(err, c.where, "list the clusters' CSRs")
+	}
+	clusters := &clusterv1.ManagedClusterList{}
+	if err := c.ctrl.List(ctx, clusters); err != nil {
+		return nil, explainClusterAPI(err, c, "list ManagedClusters")
+	}
+	for _, csr := range csrs.Items {
+		name := csr.Labels[clusterv1.ClusterNameLabel]
+		snap.csrs[name] = append(snap.csrs[name], csr)
+	}
+	for i := range clusters.Items {
+		snap.clusters[clusters.Items[i].Name] = &clusters.Items[i]
+	}
+	return snap, nil
 }
 
 // acceptPass is what one pass over a cluster found and did.
@@ -180,17 +291,21 @@ type acceptPass struct {
 // acceptOnce approves the cluster's acceptable pending CSRs and sets
 // hubAcceptsClient if the ManagedCluster exists.
 func (o *acceptOptions) acceptOnce(ctx context.Context, c *clients, name string) (acceptPass, error) {
-	pass := acceptPass{name: name, skipCheck: o.skipCheck}
-	csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{clusterv1.ClusterNameLabel: name}.String(),
-	})
+	snap, err := readAcceptSnapshot(ctx, c, []string{name})
 	if err != nil {
-		return pass, explain(err, c.where, "list the CSRs of cluster "+name)
+		return acceptPass{name: name}, err
 	}
-	pass.csrs = len(csrs.Items)
+	return o.acceptFrom(ctx, c, name, snap.csrs[name], snap.clusters[name])
+}
+
+// acceptFrom approves, of csrs (the cluster's, in any state), the
+// acceptable pending ones, and sets hubAcceptsClient on mc unless it is
+// nil (not there yet).
+func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string, csrs []certificatesv1.CertificateSigningRequest, mc *clusterv1.ManagedCluster) (acceptPass, error) {
+	pass := acceptPass{name: name, skipCheck: o.skipCheck, csrs: len(csrs)}
 	var approvable []*certificatesv1.CertificateSigningRequest
-	for i := range csrs.Items {
-		csr := &csrs.Items[i]
+	for i := range csrs {
+		csr := &csrs[i]
 		if csrState(csr) != "pending" {
 			continue
 		}
@@ -214,17 +329,12 @@ func (o *acceptOptions) acceptOnce(ctx context.Context, c *clients, name string)
 		pass.approved++
 		o.notef("Hub: approved CSR %s of cluster %s (requested by %s)", csr.Name, name, csr.Spec.Username)
 	}
-
-	mc := &clusterv1.ManagedCluster{}
-	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return pass, nil
-		}
-		return pass, explainClusterAPI(err, c, "get ManagedCluster "+name)
+	if mc == nil {
+		return pass, nil
 	}
 	pass.cluster = mc
 	if !mc.Spec.HubAcceptsClient {
-		if err := setHubAcceptsClient(ctx, c, mc, true); err != nil {
+		if err := setHubAcceptsClient(ctx, c, mc.DeepCopy(), true); err != nil {
 			return pass, err
 		}
 		o.notef("Hub: set hubAcceptsClient on ManagedCluster %s", name)
@@ -299,34 +409,7 @@ func (p acceptPass) missing() []string {
 	return m
 }
 
-// acceptAndWait accepts name as soon as it has asked, and waits until it joined.
-func (o *acceptOptions) acceptAndWait(ctx context.Context, c *clients, name string, deadline time.Time, out io.Writer) error {
-	prog := newProgress(out)
-	last := acceptPass{name: name}
-	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
-		pass, err := o.acceptOnce(ctx, c, name)
-		if err != nil {
-			return false, err
-		}
-		if err := pass.refusals(); err != nil {
-			return false, err
-		}
-		last = pass
-		missing := pass.missing()
-		if len(missing) == 0 {
-			prog.report("Cluster %s is accepted and joined.", name)
-			return true, nil
-		}
-		prog.report("Waiting for cluster %s: %s", name, missing[0])
-		return false, nil
-	})
-	if errors.Is(err, errTimedOut) {
-		return fmt.Errorf("timed out after --timeout %s waiting for cluster %s: %s", o.timeout, name, strings.Join(last.missing(), "; "))
-	}
-	return err
-}
-
-// acceptParallelism bounds how many clusters accept --wait polls at once.
+// acceptParallelism bounds how many clusters accept --wait writes to at once.
 const acceptParallelism = 32
 
 // lockedWriter serialises the progress lines of concurrent waits.

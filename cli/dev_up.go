@@ -335,8 +335,8 @@ func (u *devUp) initHub(ctx context.Context) (joinInfo, error) {
 // acceptAndLabel accepts a cluster as `flotilla accept --wait` does, then
 // sets its labels on the hub.
 func (u *devUp) acceptAndLabel(ctx context.Context, c *devCluster) error {
-	accept := &acceptOptions{globalOptions: &globalOptions{streams: u.streams}, wait: true, timeout: time.Until(u.deadline)}
-	if err := accept.acceptAndWait(ctx, u.hub, c.Name, u.deadline, u.streams.ErrOut); err != nil {
+	accept := &acceptOptions{globalOptions: &globalOptions{streams: u.streams}, clusters: []string{c.Name}, wait: true, timeout: time.Until(u.deadline)}
+	if err := accept.acceptAllAndWait(ctx, u.hub); err != nil {
 		return err
 	}
 	mc := &clusterv1.ManagedCluster{}

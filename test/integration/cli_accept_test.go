@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -49,6 +51,38 @@ var _ = Describe("CLI accept", func() {
 		Expect(res.Code).NotTo(Equal(0))
 		Expect(res.Stderr).To(ContainSubstring("refused to approve"))
 		Expect(csrApproved(ctx, spoofed)).To(BeFalse())
+	})
+
+	It("accepts a fleet with --wait, reading the hub once a round, and refuses only the suspicious cluster", func(ctx SpecContext) {
+		kube, c := bootstrapClients(hubInit(ctx).HubToken)
+		// More clusters than accept reads one by one.
+		var names []string
+		csrs := map[string]string{}
+		for i := range 10 {
+			name := fmt.Sprintf("cli-fleet-%02d", i)
+			names = append(names, name)
+			createManagedCluster(ctx, c, name)
+			subject := name
+			if i == 3 {
+				subject = "cli-fleet-other"
+			}
+			csrs[name] = createCSR(ctx, kube, name, subject)
+		}
+
+		res := onHub(ctx, "accept", "--clusters", strings.Join(names, ","), "--wait", "--timeout", "3s")
+		Expect(res.Code).NotTo(Equal(0), "no agent joins in this spec")
+		Expect(res.Stderr).To(ContainSubstring("refused to approve 1 CSR(s) of cluster cli-fleet-03"))
+		Expect(csrApproved(ctx, csrs["cli-fleet-03"])).To(BeFalse())
+		Expect(hubAcceptsClient(ctx, "cli-fleet-03")).To(BeFalse())
+		for _, name := range names {
+			if name == "cli-fleet-03" {
+				continue
+			}
+			Expect(res.Stderr).To(ContainSubstring("approved CSR " + csrs[name]))
+			Expect(csrApproved(ctx, csrs[name])).To(BeTrue(), name)
+			Expect(hubAcceptsClient(ctx, name)).To(BeTrue(), name)
+			Expect(res.Stderr).To(ContainSubstring("timed out after --timeout 3s waiting for cluster " + name + ": "))
+		}
 	})
 
 	It("refuses a CSR that no join identity requested, unless told to skip the check", func(ctx SpecContext) {
