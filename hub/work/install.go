@@ -27,7 +27,7 @@ const WebhookName = "manifestworkvalidators.admission.work.open-cluster-manageme
 const webhookTimeoutSeconds = 10
 
 // WebhookConfiguration is the ValidatingWebhookConfiguration that sends
-// every CREATE and UPDATE of a ManifestWork to the hub's webhook server at
+// every CREATE of a ManifestWork, and every UPDATE that changes its spec, to the hub's webhook server at
 // serverURL (https://host:port), trusted with caBundle. Requests fail while
 // the server cannot be reached: a work that skipped the check could reach
 // an agent that cannot apply it.
@@ -48,6 +48,14 @@ func WebhookConfiguration(serverURL string, caBundle []byte) *admissionregistrat
 					Resources:   []string{"manifestworks"},
 					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
 				},
+			}},
+			// An update that leaves the spec alone (the agent's finalizer,
+			// labels) cannot change the verdict, which looks at the
+			// manifests only: the API server decides that itself, without
+			// a call to the hub.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "spec-changed",
+				Expression: "request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
 			}},
 			// Every field the API server would default is set, so that an
 			// unchanged configuration compares equal to the stored one.

@@ -118,7 +118,9 @@ var _ = Describe("Work: hub admission of ManifestWorks", func() {
 		Expect(hook.ClientConfig.CABundle).To(Equal(hubCP.CAData))
 		Expect(hook.Rules).To(ConsistOf(HaveField("Rule.Resources", ConsistOf("manifestworks"))))
 		Expect(hook.Rules[0].Operations).To(ConsistOf(admissionregistrationv1.Create, admissionregistrationv1.Update))
-
+		// Updates that leave the spec alone (an agent's finalizer, labels) are not
+		// sent to the webhook at all.
+		Expect(hook.MatchConditions).To(ConsistOf(HaveField("Expression", ContainSubstring("object.spec != oldObject.spec"))))
 	})
 
 	It("serves admission as soon as a hub is ready, each of several hubs in one process on its own port", func(ctx SpecContext) {
