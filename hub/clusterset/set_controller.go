@@ -44,8 +44,7 @@ func (r *SetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("managedclusterset").
 		For(&clusterv1beta2.ManagedClusterSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.allSets),
-			builder.WithPredicates(clusterLabelsChanged())).
+		Watches(&clusterv1.ManagedCluster{}, r.recountSets(), builder.WithPredicates(clusterLabelsChanged())).
 		// The kept sets are checked once at start, whether or not they exist.
 		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 			for name := range keptSets {
@@ -66,7 +65,30 @@ func clusterLabelsChanged() predicate.Predicate {
 	}
 }
 
-// allSets maps a cluster event to every set: any of them may select it.
+// recountDelay gathers the cluster events of a burst (a fleet joining)
+// into one recount of each set a second, rather than one per event: a
+// recount lists every cluster, and writes the count.
+const recountDelay = time.Second
+
+// recountSets queues every set, recountDelay after a cluster event: any
+// of them may select the cluster. A set already waiting is not queued
+// again.
+func (r *SetReconciler) recountSets() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	enqueue := func(ctx context.Context, q queue) {
+		for _, req := range r.allSets(ctx, nil) {
+			q.AddAfter(req, recountDelay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc:  func(ctx context.Context, _ event.CreateEvent, q queue) { enqueue(ctx, q) },
+		UpdateFunc:  func(ctx context.Context, _ event.UpdateEvent, q queue) { enqueue(ctx, q) },
+		DeleteFunc:  func(ctx context.Context, _ event.DeleteEvent, q queue) { enqueue(ctx, q) },
+		GenericFunc: func(ctx context.Context, _ event.GenericEvent, q queue) { enqueue(ctx, q) },
+	}
+}
+
+// allSets names every set.
 func (r *SetReconciler) allSets(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &clusterv1beta2.ManagedClusterSetList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {

@@ -38,8 +38,9 @@ type fleet struct {
 	c     client.Client
 	names []string
 	track *tracker
-	// rssEmpty is the hub's RSS before any cluster joined.
-	rssEmpty int64
+	// rssEmpty and liveEmpty are the hub's RSS and live heap (pprof
+	// hubs only) before any cluster joined.
+	rssEmpty, liveEmpty int64
 }
 
 // benchFleet runs the fleet simulator (see docs/benchmarks.md, "Fleet
@@ -105,6 +106,9 @@ func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err 
 		return nil, stop, err
 	}
 	if f.rssEmpty, err = f.hub.rss(); err != nil {
+		return nil, stop, err
+	}
+	if f.liveEmpty, err = f.hub.liveHeap(ctx); err != nil {
 		return nil, stop, err
 	}
 	cpuBefore, ctlBefore, err := f.hub.cpu()
@@ -214,6 +218,12 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	row("(b) hub CPU per cluster", fmt.Sprintf("%.2f ms/s", use*1000/float64(n)), "")
 	row("(b) hub RSS, steady state", mib(rss), "< 6 GiB for 5,000")
 	row("(b) hub RSS per cluster (minus the empty hub)", fmt.Sprintf("%.0f KiB", float64(rss-f.rssEmpty)/float64(n)/1024), "")
+	if live, err := f.hub.liveHeap(ctx); err != nil {
+		return err
+	} else if live > 0 {
+		row("(b) hub Go heap live after a GC", mib(live), "")
+		row("(b) hub live heap per cluster (minus the empty hub's)", fmt.Sprintf("%.0f KiB", float64(live-f.liveEmpty)/float64(n)/1024), "")
+	}
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
 		row("(b) simulator RSS per simulated cluster", fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -247,4 +248,41 @@ func fetch(ctx context.Context, url, file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// liveHeap is the Go heap the hub's processes hold after a garbage
+// collection (HeapAlloc of /debug/pprof/heap?gc=1): what the hub needs,
+// where RSS also holds garbage not yet collected. 0 for the release hub,
+// which serves no pprof.
+func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
+	var sum int64
+	for _, data := range h.pprofDirs {
+		addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+		if err != nil {
+			return 0, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+string(addr)+"/debug/pprof/heap?gc=1&debug=1", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, err
+		}
+		_, after, ok := strings.Cut(string(body), "\n# HeapAlloc = ")
+		if !ok {
+			return 0, fmt.Errorf("no HeapAlloc in the heap profile of %s", data)
+		}
+		n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
 }

@@ -278,7 +278,7 @@ func serverOf(kubeconfig string) (string, error) {
 // acceptAll accepts the named clusters with `flotilla accept --wait`,
 // returns when that finished, and waits until every one is Available.
 func acceptAll(ctx context.Context, hubProc *framework.HubProcess, c client.Client, names []string) (time.Time, error) {
-	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", strings.Join(names, ","), "--wait", "--timeout", "30m"); err != nil {
+	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", strings.Join(names, ","), "--wait", "--timeout", "45m"); err != nil {
 		return time.Time{}, err
 	}
 	accepted := time.Now()
