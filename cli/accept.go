@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -171,11 +172,24 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 		pending[name] = &waiting{prog: newProgress(out), last: acceptPass{name: name}}
 	}
 	errs := map[string]error{}
+	// A hub too busy to answer in time (a fleet joining at once) is no
+	// reason to give up on the fleet: such a round is skipped, said, and
+	// tried again until the deadline.
+	hubProg := newProgress(out)
+	var lastRoundErr error
+	retry := func(err error) (bool, error) {
+		if !retryable(err) {
+			return false, err
+		}
+		lastRoundErr = err
+		hubProg.report("The hub did not answer in time; trying again: %v", err)
+		return false, nil
+	}
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
 		names := slices.Sorted(maps.Keys(pending))
 		snap, err := readAcceptSnapshot(ctx, c, names)
 		if err != nil {
-			return false, err
+			return retry(err)
 		}
 		passes := make([]acceptPass, len(names))
 		jobs := make([]func(context.Context) error, len(names))
@@ -185,9 +199,11 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 				return err
 			}
 		}
+		var roundErr error
 		for i, err := range parallel.Run(ctx, acceptParallelism, jobs) {
 			if err != nil {
-				return false, err
+				roundErr = errors.Join(roundErr, err)
+				continue
 			}
 			name, w := names[i], pending[names[i]]
 			if err := passes[i].refusals(); err != nil {
@@ -203,12 +219,18 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 			w.prog.report("Cluster %s is accepted and joined.", name)
 			delete(pending, name)
 		}
+		if roundErr != nil {
+			return retry(roundErr)
+		}
 		return len(pending) == 0, nil
 	})
 	if err != nil && !errors.Is(err, errTimedOut) {
 		return err
 	}
 	var all []error
+	if len(pending) > 0 && lastRoundErr != nil {
+		all = append(all, fmt.Errorf("the hub's last failure: %w", lastRoundErr))
+	}
 	for _, name := range o.clusters {
 		if w, ok := pending[name]; ok {
 			all = append(all, fmt.Errorf("timed out after --timeout %s waiting for cluster %s: %s", o.timeout, name, strings.Join(w.last.missing(), "; ")))
@@ -216,6 +238,18 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 		all = append(all, errs[name])
 	}
 	return errors.Join(all...)
+}
+
+// retryable says whether a failed read or write may succeed if tried
+// again: the hub was slow, overloaded or briefly unreachable. Refusals
+// (forbidden, invalid, a missing API) would fail again the same way.
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsConflict(err) || apierrors.IsInternalError(err) ||
+		apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
 }
 
 // acceptSnapshot is the hub's CSRs and ManagedClusters, by cluster name.
