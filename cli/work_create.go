@@ -376,20 +376,19 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 // addMetadata adds labels and annotations to obj's, replacing the values
 // of keys it has: what --overwrite keeps of an object it replaces.
 func addMetadata(obj metav1.Object, labels, annotations map[string]string) {
-	if len(labels) > 0 {
-		l := obj.GetLabels()
-		if l == nil {
-			l = map[string]string{}
-		}
-		maps.Copy(l, labels)
-		obj.SetLabels(l)
+	obj.SetLabels(withAll(obj.GetLabels(), labels))
+	obj.SetAnnotations(withAll(obj.GetAnnotations(), annotations))
+}
+
+// withAll is m with every key of add set to add's value; m itself when
+// add is empty.
+func withAll(m, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return m
 	}
-	if len(annotations) > 0 {
-		a := obj.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		maps.Copy(a, annotations)
-		obj.SetAnnotations(a)
+	if m == nil {
+		m = make(map[string]string, len(add))
 	}
+	maps.Copy(m, add)
+	return m
 }

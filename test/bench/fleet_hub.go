@@ -198,11 +198,10 @@ func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration)
 			names[i] = "controlplane"
 		}
 		g.Go(func() error {
-			addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+			base, err := pprofBase(data)
 			if err != nil {
 				return err
 			}
-			base := "http://" + string(addr) + "/debug/pprof/"
 			if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), filepath.Join(dir, names[i]+"-cpu.pprof")); err != nil {
 				return err
 			}
@@ -224,6 +223,16 @@ func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration)
 		}
 	}
 	return nil
+}
+
+// pprofBase is the /debug/pprof/ URL of the pprof hub whose data
+// directory is data.
+func pprofBase(data string) (string, error) {
+	addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+	if err != nil {
+		return "", err
+	}
+	return "http://" + string(addr) + "/debug/pprof/", nil
 }
 
 func fetch(ctx context.Context, url, file string) error {
@@ -257,11 +266,11 @@ func fetch(ctx context.Context, url, file string) error {
 func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
 	var sum int64
 	for _, data := range h.pprofDirs {
-		addr, err := os.ReadFile(filepath.Join(data, "pprof.addr"))
+		base, err := pprofBase(data)
 		if err != nil {
 			return 0, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+string(addr)+"/debug/pprof/heap?gc=1&debug=1", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"heap?gc=1&debug=1", nil)
 		if err != nil {
 			return 0, err
 		}

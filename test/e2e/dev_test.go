@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,6 +127,21 @@ var _ = Describe("flotilla dev", func() {
 })
 
 // devClient is a client of the dev hub that knows the OCM types.
+// startSandbox runs `flotilla dev up` with the given number of clusters
+// in a directory of the spec's, torn down when the spec ends. It returns
+// the directory, a client of the sandbox's hub, and a way to run flotilla
+// against that hub.
+func startSandbox(ctx SpecContext, clusters int) (dir string, hub client.Client, onHub func(args ...string) cliRun) {
+	GinkgoHelper()
+	dir = filepath.Join(GinkgoT().TempDir(), "dev")
+	DeferCleanup(func(ctx context.Context) { runFlotilla(ctx, "dev", "down", "--dir", dir, "--grace", "10s") })
+	up := runFlotilla(ctx, "dev", "up", "--clusters", strconv.Itoa(clusters), "--dir", dir)
+	Expect(up.code).To(Equal(0), up.stderr)
+	kubeconfig := filepath.Join(dir, "hub", "admin.kubeconfig")
+	onHub = func(args ...string) cliRun { return runFlotilla(ctx, append(args, "--kubeconfig", kubeconfig)...) }
+	return dir, devClient(kubeconfig), onHub
+}
+
 func devClient(kubeconfig string) client.Client {
 	GinkgoHelper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)

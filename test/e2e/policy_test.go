@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,14 +18,8 @@ import (
 
 var _ = Describe("Governance in the sandbox", func() {
 	It("reports an inform policy NonCompliant, fixes the cluster once it enforces, brings a deleted object back, and removes the copies with the binding", func(ctx SpecContext) {
-		dir := filepath.Join(GinkgoT().TempDir(), "dev")
-		DeferCleanup(func(ctx context.Context) { runFlotilla(ctx, "dev", "down", "--dir", dir, "--grace", "10s") })
-		up := runFlotilla(ctx, "dev", "up", "--clusters", "1", "--dir", dir)
-		Expect(up.code).To(Equal(0), up.stderr)
-		kubeconfig := filepath.Join(dir, "hub", "admin.kubeconfig")
-		hub := devClient(kubeconfig)
+		dir, hub, onHub := startSandbox(ctx, 1)
 		spoke := devClient(filepath.Join(dir, "cluster1", "admin.kubeconfig"))
-		onHub := func(args ...string) cliRun { return runFlotilla(ctx, append(args, "--kubeconfig", kubeconfig)...) }
 		root := client.ObjectKey{Namespace: "policies", Name: "policy-namespace"}
 		rootCompliance := func() policyv1.ComplianceState {
 			p := &policyv1.Policy{}

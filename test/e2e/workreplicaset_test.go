@@ -114,13 +114,7 @@ func rolloutTime(w workv1.ManifestWork) time.Time {
 
 var _ = Describe("Progressive rollout of a ManifestWorkReplicaSet", func() {
 	It("reaches three clusters one at a time, and stops at a cluster that fails: the next never gets the new spec", func(ctx SpecContext) {
-		dir := filepath.Join(GinkgoT().TempDir(), "dev")
-		DeferCleanup(func(ctx context.Context) { runFlotilla(ctx, "dev", "down", "--dir", dir, "--grace", "10s") })
-		up := runFlotilla(ctx, "dev", "up", "--clusters", "3", "--dir", dir)
-		Expect(up.code).To(Equal(0), up.stderr)
-		kubeconfig := filepath.Join(dir, "hub", "admin.kubeconfig")
-		hub := devClient(kubeconfig)
-		onHub := func(args ...string) cliRun { return runFlotilla(ctx, append(args, "--kubeconfig", kubeconfig)...) }
+		dir, hub, onHub := startSandbox(ctx, 3)
 
 		By("choosing all three clusters with a Placement")
 		Expect(onHub("clusterset", "bind", "global", "-n", "rollout").code).To(Equal(0))
