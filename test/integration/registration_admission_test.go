@@ -1,8 +1,11 @@
 package integration
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -28,6 +31,45 @@ func grant(ctx SpecContext, subject rbacv1.Subject, rules ...rbacv1.PolicyRule) 
 		Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, binding))).To(Succeed())
 		Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, role))).To(Succeed())
 	})
+	// The API server's RBAC authorizer reads roles from an informer: wait
+	// until it allows every rule, so the spec never races the grant.
+	for _, attrs := range ruleAttributes(rules) {
+		Eventually(func() bool { return allowed(ctx, subject, attrs) }).Should(BeTrue(), "grant of %+v to %s", attrs, subject.Name)
+	}
+}
+
+// ruleAttributes lists one access check for each verb, resource and
+// resource name of rules.
+func ruleAttributes(rules []rbacv1.PolicyRule) []authorizationv1.ResourceAttributes {
+	var all []authorizationv1.ResourceAttributes
+	for _, r := range rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{""}
+		}
+		for _, group := range r.APIGroups {
+			for _, resource := range r.Resources {
+				res, sub, _ := strings.Cut(resource, "/")
+				for _, verb := range r.Verbs {
+					for _, name := range names {
+						all = append(all, authorizationv1.ResourceAttributes{Group: group, Resource: res, Subresource: sub, Verb: verb, Name: name})
+					}
+				}
+			}
+		}
+	}
+	return all
+}
+
+// allowed asks the hub whether subject (a user or a group) may do attrs.
+func allowed(ctx SpecContext, subject rbacv1.Subject, attrs authorizationv1.ResourceAttributes) bool {
+	spec := authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: &attrs, User: subject.Name}
+	if subject.Kind == rbacv1.GroupKind {
+		spec.User, spec.Groups = "grant-check", []string{subject.Name}
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: spec}
+	Expect(hubCP.Client.Create(ctx, review)).To(Succeed())
+	return review.Status.Allowed
 }
 
 // impersonating is a client acting as user (the hub admin may impersonate).
