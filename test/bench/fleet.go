@@ -38,6 +38,7 @@ type fleet struct {
 	c     client.Client
 	names []string
 	track *tracker
+	mem   *memoryWatch
 	// rssEmpty and liveEmpty are the hub's RSS and live heap (pprof
 	// hubs only) before any cluster joined.
 	rssEmpty, liveEmpty int64
@@ -56,9 +57,11 @@ func benchFleet(ctx context.Context, e *env) error {
 	defer stop()
 	for _, step := range []func(context.Context) error{f.steadyState, f.singleWorkLatency, f.fanOut, f.policy} {
 		if err := step(ctx); err != nil {
+			f.mem.print()
 			return fmt.Errorf("%w\n%s", err, saveOutput(f.hub, f.spoke))
 		}
 	}
+	f.mem.print()
 	return nil
 }
 
@@ -85,6 +88,10 @@ func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err 
 		return nil, stop, err
 	}
 	stops = append(stops, func() { f.spoke.Stop(time.Minute) })
+	if f.mem, err = f.watchMemory(ctx); err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, f.mem.stop)
 	join, err := initHub(ctx, f.hub.HubProcess)
 	if err != nil {
 		return nil, stop, err
