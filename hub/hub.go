@@ -110,7 +110,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
-		cp, err := controlplane.Start(ctx, opts.ControlPlane)
+		cp, err := controlplane.Start(ctx, ControlPlaneOptions(opts.ControlPlane))
 		if err != nil {
 			return err
 		}
@@ -281,4 +281,14 @@ func caBundle(cfg *rest.Config) ([]byte, error) {
 		return os.ReadFile(cfg.CAFile)
 	}
 	return nil, errors.New("the hub's kubeconfig names no certificate authority: agents could not verify the hub")
+}
+
+// ControlPlaneOptions are o as the hub runs its embedded control plane:
+// with registration's authorizer for the clusters' agents in front of
+// RBAC, unless o names another.
+func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
+	if o.Authorizer == nil {
+		o.Authorizer = registration.NewAuthorizer
+	}
+	return o
 }

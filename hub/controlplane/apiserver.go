@@ -7,6 +7,10 @@ import (
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/union"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -44,9 +48,10 @@ func apiServerArgs(p *pki, etcdServers []string, bind string, port int, advertis
 }
 
 // runAPIServer configures a kube-apiserver from flags and runs it until ctx
-// ends. Errors while configuring are returned; errors while running arrive on
+// ends, with the authorizer that first makes (if any) in front of its own.
+// Errors while configuring are returned; errors while running arrive on
 // the returned channel, which is closed when the server has stopped.
-func runAPIServer(ctx context.Context, args []string) (<-chan error, error) {
+func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer) (<-chan error, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -67,12 +72,45 @@ func runAPIServer(ctx context.Context, args []string) (<-chan error, error) {
 	}
 	// The server's own loopback client should not log warnings it caused.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	// What app.Run does, with the authorizer put in front.
+	config, err := app.NewConfig(completed)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver config: %w", err)
+	}
+	if first != nil {
+		a := first(config.KubeAPIs.ControlPlane.VersionedInformers)
+		for _, info := range []*genericapiserver.AuthorizationInfo{
+			&config.KubeAPIs.ControlPlane.Generic.Authorization,
+			&config.ApiExtensions.GenericConfig.Authorization,
+			&config.Aggregator.GenericConfig.Authorization,
+		} {
+			info.Authorizer = union.New(a, info.Authorizer)
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := app.Run(ctx, completed); err != nil {
+		if err := runServer(ctx, config); err != nil {
 			done <- err
 		}
 	}()
 	return done, nil
+}
+
+// runServer is the rest of app.Run: it builds the server chain from
+// config and serves until ctx ends.
+func runServer(ctx context.Context, config *app.Config) error {
+	completed, err := config.Complete()
+	if err != nil {
+		return err
+	}
+	server, err := app.CreateServerChain(completed)
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
 }

@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -36,6 +38,10 @@ type Options struct {
 	// Controllers are the kube-controller-manager controllers to run;
 	// nil means HubControllers.
 	Controllers []string
+	// Authorizer, when set, makes an authorizer that the API server
+	// consults before its own (the privileged group, then RBAC), from the
+	// API server's informers.
+	Authorizer func(informers.SharedInformerFactory) authorizer.Authorizer
 }
 
 // startTimeout bounds the wait for the API server and controllers to be ready.
@@ -128,7 +134,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
-	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress))
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,11 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 
 // startIn starts a control plane on dir, serving on port (0: a free one).
 func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlane, error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, SecurePort: port})
+	opts := controlplane.Options{DataDir: dir, SecurePort: port}
+	if role == Hub {
+		opts = hub.ControlPlaneOptions(opts)
+	}
+	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func run(ctx context.Context, mode, kubeconfig, webhookConfig string, opts hub.O
 // runControlPlane is the first half of hub.Run: the control plane, what
 // the hub installs into it, and the webhook's serving certificate.
 func runControlPlane(ctx context.Context, opts hub.Options) error {
-	cp, err := controlplane.Start(ctx, opts.ControlPlane)
+	cp, err := controlplane.Start(ctx, hub.ControlPlaneOptions(opts.ControlPlane))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,95 @@
+package registration
+
+import (
+	"context"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/flotilla-io/flotilla/internal/identity"
+)
+
+// TestAuthorizer checks that the agents' authorizer allows what a
+// cluster's own bindings allow, and leaves everything else to RBAC.
+func TestAuthorizer(t *testing.T) {
+	objs := []runtime.Object{clusterRole("c1"), clusterRoleBinding("c1"), clusterRole("c2"), clusterRoleBinding("c2")}
+	for _, r := range sharedClusterRoles() {
+		objs = append(objs, r)
+	}
+	for _, rb := range append(roleBindings("c1"), roleBindings("c2")...) {
+		objs = append(objs, rb)
+	}
+	// A binding of c3 that does not name c3's group, and one that grants
+	// every cluster's agents something through a shared group.
+	tampered := clusterRoleBinding("c3")
+	tampered.Subjects = clusterSubjects("other")
+	objs = append(objs, clusterRole("c3"), tampered,
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "all-agents"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "all-agents"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "all-agents"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ManagedClustersGroup}}})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(objs...), 0)
+	a := NewAuthorizer(factory)
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("informer of %v did not sync", typ)
+		}
+	}
+
+	agent := func(c string) user.Info {
+		return &user.DefaultInfo{Name: identity.AgentUser(c, "a1"), Groups: append(identity.AgentGroups(c), user.AllAuthenticated)}
+	}
+	admin := &user.DefaultInfo{Name: "admin", Groups: []string{"admins"}}
+	for _, tc := range []struct {
+		name  string
+		attrs authorizer.AttributesRecord
+		want  authorizer.Decision
+	}{
+		{"own cluster, through its ClusterRoleBinding",
+			res(agent("c1"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionAllow},
+		{"own cluster's status",
+			res(agent("c1"), "patch", "cluster.open-cluster-management.io", "managedclusters", "status", "", "c1"), authorizer.DecisionAllow},
+		{"another cluster",
+			res(agent("c1"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c2"), authorizer.DecisionNoOpinion},
+		{"a verb its ClusterRole lacks",
+			res(agent("c1"), "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+		{"own namespace, through a RoleBinding",
+			res(agent("c1"), "update", "work.open-cluster-management.io", "manifestworks", "status", "c1", "w"), authorizer.DecisionAllow},
+		{"own namespace's leases",
+			res(agent("c1"), "update", "coordination.k8s.io", "leases", "", "c1", "managed-cluster-lease"), authorizer.DecisionAllow},
+		{"another cluster's namespace",
+			res(agent("c1"), "list", "work.open-cluster-management.io", "manifestworks", "", "c2", ""), authorizer.DecisionNoOpinion},
+		{"a binding shared by every cluster: left to RBAC",
+			res(agent("c1"), "get", "", "configmaps", "", "c1", "x"), authorizer.DecisionNoOpinion},
+		{"a cluster's binding that does not name its group",
+			res(agent("c3"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c3"), authorizer.DecisionNoOpinion},
+		{"a user of no cluster",
+			res(admin, "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, reason, err := a.Authorize(ctx, tc.attrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("decision %v (%q), want %v", got, reason, tc.want)
+			}
+		})
+	}
+}
+
+func res(u user.Info, verb, group, resource, sub, ns, name string) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{User: u, Verb: verb, APIGroup: group, APIVersion: "*", Resource: resource,
+		Subresource: sub, Namespace: ns, Name: name, ResourceRequest: true}
+}
