@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -23,22 +24,25 @@ import (
 )
 
 var (
-	fleetWorks  = flag.Int("works-per-cluster", 10, "fleet: ManifestWorks each cluster holds in the steady state")
-	fleetSteady = flag.Duration("steady", 30*time.Second, "fleet: how long the steady state's hub CPU is measured")
-	fleetProbes = flag.Int("probes", 100, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
-	fleetResync = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against the shared spoke")
-	fleetPprof  = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
+	fleetWorks       = flag.Int("works-per-cluster", 10, "fleet: ManifestWorks each cluster holds in the steady state")
+	fleetSteady      = flag.Duration("steady", 30*time.Second, "fleet: how long the steady state's hub CPU is measured")
+	fleetProbes      = flag.Int("probes", 100, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
+	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
+	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
+	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")
+	fleetPprof       = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
 )
 
 // fleet is N simulated clusters joined to one hub process.
 type fleet struct {
-	hub   *hubUnderTest
-	spoke *framework.HubProcess
-	cfg   *rest.Config
-	c     client.Client
-	names []string
-	track *tracker
-	mem   *memoryWatch
+	hub *hubUnderTest
+	// spokes are the shared spokes; cluster i applies into spokes[i%len].
+	spokes []*framework.HubProcess
+	cfg    *rest.Config
+	c      client.Client
+	names  []string
+	track  *tracker
+	mem    *memoryWatch
 	// rssEmpty and liveEmpty are the hub's RSS and live heap (pprof
 	// hubs only) before any cluster joined.
 	rssEmpty, liveEmpty int64
@@ -50,15 +54,19 @@ type fleet struct {
 // hub process's memory and CPU are read from /proc.
 func benchFleet(ctx context.Context, e *env) error {
 	n := *benchClusters
-	f, stop, err := startFleet(ctx, e, n)
+	// The memory watch stops the run, saying why, before the machine runs
+	// out of memory.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	f, stop, err := startFleet(ctx, e, n, abort)
 	if err != nil {
-		return err
+		return withCause(ctx, err)
 	}
 	defer stop()
 	for _, step := range []func(context.Context) error{f.steadyState, f.singleWorkLatency, f.fanOut, f.policy} {
 		if err := step(ctx); err != nil {
 			f.mem.print()
-			return fmt.Errorf("%w\n%s", err, saveOutput(f.hub, f.spoke))
+			return fmt.Errorf("%w\n%s", withCause(ctx, err), saveOutput(f.hub, f.spokes))
 		}
 	}
 	f.mem.print()
@@ -67,7 +75,7 @@ func benchFleet(ctx context.Context, e *env) error {
 
 // startFleet starts the hub and the shared spoke, joins n simulated
 // clusters, accepts them and prints scenario (a)'s figures.
-func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err error) {
+func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFunc) (_ *fleet, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for _, s := range slices.Backward(stops) {
@@ -84,11 +92,16 @@ func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err 
 		return nil, stop, err
 	}
 	stops = append(stops, f.hub.Stop)
-	if f.spoke, err = startSpoke(ctx, e, filepath.Join(e.workDir, "fleet-spoke")); err != nil {
-		return nil, stop, err
+	for i := range spokeCount(n) {
+		spoke, err := startSpoke(ctx, e, filepath.Join(e.workDir, fmt.Sprintf("fleet-spoke-%d", i)))
+		if err != nil {
+			return nil, stop, err
+		}
+		f.spokes = append(f.spokes, spoke)
+		stops = append(stops, func() { spoke.Stop(time.Minute) })
 	}
-	stops = append(stops, func() { f.spoke.Stop(time.Minute) })
-	if f.mem, err = f.watchMemory(ctx); err != nil {
+	row("(a) shared spokes", fmt.Sprintf("%d (%d clusters each)", len(f.spokes), (n+len(f.spokes)-1)/len(f.spokes)), "")
+	if f.mem, err = f.watchMemory(ctx, abort); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, f.mem.stop)
@@ -124,7 +137,7 @@ func startFleet(ctx context.Context, e *env, n int) (_ *fleet, stop func(), err 
 	}
 
 	started := time.Now()
-	stopAgents, err := startAgents(ctx, f.names, f.spoke.Kubeconfig, bootstrap, *fleetResync)
+	stopAgents, err := startAgents(ctx, f.names, f.spokeKubeconfigs(), bootstrap, *fleetResync)
 	if err != nil {
 		return nil, stop, err
 	}
@@ -328,7 +341,10 @@ func (f *fleet) meterCPU() *cpuMeter {
 
 func (m *cpuMeter) read() (at [3]time.Duration) {
 	at[0], _, _ = m.f.hub.cpu()
-	at[1], _ = cpuTime(m.f.spoke.Pid())
+	for _, s := range m.f.spokes {
+		t, _ := cpuTime(s.Pid())
+		at[1] += t
+	}
 	at[2], _ = cpuTime(os.Getpid())
 	return at
 }
@@ -336,7 +352,7 @@ func (m *cpuMeter) read() (at [3]time.Duration) {
 // print prints a row of the cores each process used since the meter started.
 func (m *cpuMeter) print(what string) {
 	now, wall := m.read(), time.Since(m.started)
-	row(what+": CPU of hub / spoke / simulated agents",
+	row(what+": CPU of hub / spokes / simulated agents",
 		fmt.Sprintf("%s / %s / %s", cores(now[0]-m.at[0], wall), cores(now[1]-m.at[1], wall), cores(now[2]-m.at[2], wall)), "")
 }
 
@@ -416,4 +432,33 @@ func pause(ctx context.Context, d time.Duration) error {
 // cores is CPU time used over a wall time, in cores.
 func cores(cpu, wall time.Duration) string {
 	return fmt.Sprintf("%.2f cores", cpu.Seconds()/wall.Seconds())
+}
+
+// spokeCount is how many spokes n simulated clusters share: -spokes, or
+// one per 1,000 clusters. On one spoke, each agent's cluster-wide watches
+// of what it applied (AppliedManifestWorks, and its objects by label) see
+// every other agent's objects too: a cost that grows with the square of
+// the clusters sharing it, which N real clusters do not pay.
+func spokeCount(n int) int {
+	if *fleetSpokes > 0 {
+		return *fleetSpokes
+	}
+	return max(1, (n+999)/1000)
+}
+
+func (f *fleet) spokeKubeconfigs() []string {
+	var files []string
+	for _, s := range f.spokes {
+		files = append(files, s.Kubeconfig)
+	}
+	return files
+}
+
+// withCause adds to err why ctx was cancelled, if it was for a reason of
+// its own (the memory watch's).
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
 }

@@ -32,17 +32,19 @@ func (f *fleet) fanOut(ctx context.Context) error {
 	if err := f.placeEverywhere(ctx, ns, placement); err != nil {
 		return err
 	}
-	// Every simulated cluster shares one spoke, where N agents writing one
-	// object would fight over its labels: each reads it (ReadOnly) instead,
-	// and reports it Applied as it would have after writing it.
-	spoke, err := adminClient(f.spoke.Kubeconfig)
-	if err != nil {
-		return err
-	}
+	// Simulated clusters share spokes, where agents writing one object
+	// would fight over its labels: each reads it (ReadOnly) instead, and
+	// reports it Applied as it would have after writing it.
 	template := benchManifestWork(ns, name)
 	cm := template.Spec.Workload.Manifests[0].Object.(*corev1.ConfigMap)
-	if err := spoke.Create(ctx, cm.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create the fan-out's ConfigMap on the spoke: %w", err)
+	for _, kubeconfig := range f.spokeKubeconfigs() {
+		spoke, err := adminClient(kubeconfig)
+		if err != nil {
+			return err
+		}
+		if err := spoke.Create(ctx, cm.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the fan-out's ConfigMap on the spoke: %w", err)
+		}
 	}
 	template.Spec.ManifestConfigs = []workv1.ManifestConfigOption{{
 		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: cm.Namespace, Name: cm.Name},

@@ -91,17 +91,25 @@ func startSpoke(ctx context.Context, e *env, dataDir string) (*framework.HubProc
 	if err != nil {
 		return nil, err
 	}
-	return framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, "--mode", "controlplane")
+	args := []string{"--mode", "controlplane"}
+	if *fleetSpokeMemory != "" {
+		args = append(args, "--memory-limit", *fleetSpokeMemory)
+	}
+	return framework.StartHubProcess(ctx, filepath.Dir(bin), dataDir, 2*time.Minute, args...)
 }
 
 // saveOutput saves the output of the fleet's processes to a file that
 // outlives the benchmark's directory, and says where it is and which of
 // them exited, for errors.
-func saveOutput(h *hubUnderTest, spoke *framework.HubProcess) string {
-	procs := []struct {
+func saveOutput(h *hubUnderTest, spokes []*framework.HubProcess) string {
+	type named struct {
 		name string
 		p    *framework.Process
-	}{{"hub", h.Process}, {"hub controllers", h.controllers}, {"spoke", spoke.Process}}
+	}
+	procs := []named{{"hub", h.Process}, {"hub controllers", h.controllers}}
+	for i, s := range spokes {
+		procs = append(procs, named{fmt.Sprintf("spoke %d", i), s.Process})
+	}
 	var out, exited strings.Builder
 	for _, p := range procs {
 		if p.p == nil {
@@ -118,7 +126,7 @@ func saveOutput(h *hubUnderTest, spoke *framework.HubProcess) string {
 	}
 	defer f.Close()
 	_, _ = f.WriteString(out.String())
-	return exited.String() + "the output of the hub and the spoke is in " + f.Name()
+	return exited.String() + "the output of the hub and the spokes is in " + f.Name()
 }
 
 // Stop stops the hub's processes.

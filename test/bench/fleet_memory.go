@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,16 +17,20 @@ import (
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
-var fleetRSSAlarm = flag.String("rss-alarm", "6Gi", "fleet: when a process of the fleet (hub, spoke, simulator) first holds more RSS than this, "+
-	"save its heap and goroutine profiles (pprof processes) and say where; 0 turns it off")
+var (
+	fleetRSSAlarm = flag.String("rss-alarm", "6Gi", "fleet: when a process of the fleet (hub, spoke, simulator) first holds more RSS than this, "+
+		"save its heap and goroutine profiles (pprof processes) and say where; 0 turns it off")
+	fleetMinAvailable = flag.String("min-available", "1Gi", "fleet: stop the run, after profiling every process, when the machine has less memory available than this (0: never)")
+)
 
 // memoryWatch samples the RSS of the fleet's processes every few seconds
 // for their peaks, and profiles a process the first time it grows past
 // the alarm, so that a run which outgrows the machine leaves the reason
 // behind.
 type memoryWatch struct {
-	alarm int64
-	procs []watchedProcess
+	alarm, minAvailable int64
+	procs               []watchedProcess
+	abort               context.CancelCauseFunc
 
 	mu    sync.Mutex
 	peaks []int64
@@ -39,10 +46,14 @@ type watchedProcess struct {
 	pprofDir string
 }
 
-func (f *fleet) watchMemory(ctx context.Context) (*memoryWatch, error) {
+func (f *fleet) watchMemory(ctx context.Context, abort context.CancelCauseFunc) (*memoryWatch, error) {
 	q, err := resource.ParseQuantity(*fleetRSSAlarm)
 	if err != nil {
 		return nil, fmt.Errorf("-rss-alarm %q: %w", *fleetRSSAlarm, err)
+	}
+	floor, err := resource.ParseQuantity(*fleetMinAvailable)
+	if err != nil {
+		return nil, fmt.Errorf("-min-available %q: %w", *fleetMinAvailable, err)
 	}
 	var procs []watchedProcess
 	for i, pid := range f.hub.pids() {
@@ -55,10 +66,13 @@ func (f *fleet) watchMemory(ctx context.Context) (*memoryWatch, error) {
 		}
 		procs = append(procs, p)
 	}
-	procs = append(procs, watchedProcess{name: "spoke", pid: f.spoke.Pid(), pprofDir: f.spoke.DataDir},
-		watchedProcess{name: "simulator", pid: os.Getpid()})
+	for i, s := range f.spokes {
+		procs = append(procs, watchedProcess{name: fmt.Sprintf("spoke %d", i), pid: s.Pid(), pprofDir: s.DataDir})
+	}
+	procs = append(procs, watchedProcess{name: "simulator", pid: os.Getpid()})
 	ctx, cancel := context.WithCancel(ctx)
-	w := &memoryWatch{alarm: q.Value(), procs: procs, peaks: make([]int64, len(procs)), stop: cancel, done: make(chan struct{})}
+	w := &memoryWatch{alarm: q.Value(), minAvailable: floor.Value(), procs: procs, abort: abort,
+		peaks: make([]int64, len(procs)), stop: cancel, done: make(chan struct{})}
 	go w.run(ctx)
 	return w, nil
 }
@@ -79,8 +93,18 @@ func (w *memoryWatch) run(ctx context.Context) {
 			w.mu.Unlock()
 			if w.alarm > 0 && rss > w.alarm && !alarmed[i] {
 				alarmed[i] = true
-				w.profile(ctx, p, rss)
+				w.profile(ctx, p, fmt.Sprintf("holds %s of RSS (over -rss-alarm %s)", mib(rss), *fleetRSSAlarm))
 			}
+		}
+		if avail, err := memAvailable(); err == nil && avail < w.minAvailable {
+			for i, p := range w.procs {
+				rss, _ := framework.RSSOf(p.pid)
+				if !alarmed[i] {
+					w.profile(ctx, p, fmt.Sprintf("holds %s of RSS as the machine runs short of memory", mib(rss)))
+				}
+			}
+			w.abort(fmt.Errorf("stopped: the machine had only %s of memory available (-min-available %s)", mib(avail), *fleetMinAvailable))
+			return
 		}
 		select {
 		case <-ctx.Done():
@@ -90,17 +114,21 @@ func (w *memoryWatch) run(ctx context.Context) {
 	}
 }
 
-// profile saves the heap and goroutines of p, which holds rss, where
-// the run's profiles go (or the temporary directory), and says so.
-func (w *memoryWatch) profile(ctx context.Context, p watchedProcess, rss int64) {
+// profile saves the heap and goroutines of p where the run's profiles go
+// (or the temporary directory), and says so and why.
+func (w *memoryWatch) profile(ctx context.Context, p watchedProcess, why string) {
 	dir := *fleetPprof
 	if dir == "" {
 		dir = os.TempDir()
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profile the %s: %v\n", p.name, err)
+		return
+	}
 	stamp := time.Now().Format("150405")
 	var saved []string
 	save := func(kind, url string) {
-		file := filepath.Join(dir, fmt.Sprintf("alarm-%s-%s-%s.pprof", p.name, kind, stamp))
+		file := filepath.Join(dir, fmt.Sprintf("alarm-%s-%s-%s.pprof", strings.ReplaceAll(p.name, " ", "-"), kind, stamp))
 		var err error
 		if url == "" {
 			err = writeHeapProfile(file)
@@ -125,7 +153,11 @@ func (w *memoryWatch) profile(ctx context.Context, p watchedProcess, rss int64) 
 		save("heap", base+"heap")
 		save("goroutine", base+"goroutine")
 	}
-	fmt.Fprintf(os.Stderr, "bench: the %s holds %s of RSS (over -rss-alarm %s); profiles: %v\n", p.name, mib(rss), *fleetRSSAlarm, saved)
+	if len(saved) == 0 {
+		fmt.Fprintf(os.Stderr, "bench: the %s %s; it serves no profiles\n", p.name, why)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "bench: the %s %s; profiles: %s\n", p.name, why, strings.Join(saved, " "))
 }
 
 // print stops the watch and prints each process's peak RSS.
@@ -137,4 +169,20 @@ func (w *memoryWatch) print() {
 	for i, p := range w.procs {
 		row("peak RSS of the "+p.name+" (sampled every 5 s)", mib(w.peaks[i]), "")
 	}
+}
+
+// memAvailable is the machine's MemAvailable (/proc/meminfo), in bytes.
+func memAvailable() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			fields := strings.Fields(rest)
+			kb, err := strconv.ParseInt(fields[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no MemAvailable in /proc/meminfo")
 }

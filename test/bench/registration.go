@@ -59,7 +59,7 @@ func benchRegistration(ctx context.Context, e *env) error {
 
 	names := clusterNames("bench", n)
 	started := time.Now()
-	stopAgents, err := startAgents(ctx, names, spokeProc.Kubeconfig, bootstrap, 0)
+	stopAgents, err := startAgents(ctx, names, []string{spokeProc.Kubeconfig}, bootstrap, 0)
 	if err != nil {
 		return err
 	}
@@ -212,35 +212,39 @@ func clusterNames(prefix string, n int) []string {
 // applying into the spoke of spokeKubeconfig, each in its own namespace
 // there. resync is the work agents' resync interval (0: the default). The
 // returned function stops them all and waits until they have.
-func startAgents(ctx context.Context, names []string, spokeKubeconfig, bootstrap string, resync time.Duration) (stop func(), err error) {
+func startAgents(ctx context.Context, names []string, spokeKubeconfigs []string, bootstrap string, resync time.Duration) (stop func(), err error) {
 	quietKlog()
 	hubURL, err := serverOf(bootstrap)
 	if err != nil {
 		return nil, err
 	}
-	// The agents share one managed cluster, so they share its REST mapper
-	// too: each of its own would hold the spoke's whole discovery.
-	spokeCfg, err := clientcmd.BuildConfigFromFlags("", spokeKubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := spokeclient.NewMapper(spokeCfg, nil)
-	if err != nil {
-		return nil, err
+	// The agents of a spoke share one managed cluster, so they share its
+	// REST mapper too: each of its own would hold the spoke's whole
+	// discovery.
+	mappers := make([]meta.RESTMapper, len(spokeKubeconfigs))
+	for i, kubeconfig := range spokeKubeconfigs {
+		spokeCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		if mappers[i], err = spokeclient.NewMapper(spokeCfg, nil); err != nil {
+			return nil, err
+		}
 	}
 	agentCtx, cancel := context.WithCancel(ctx)
 	var agents sync.WaitGroup
-	for _, name := range names {
+	for i, name := range names {
+		spoke := i % len(spokeKubeconfigs)
 		opts := agent.Options{
 			ClusterName:         name,
 			Namespace:           "agent-" + name,
-			SpokeKubeconfig:     spokeKubeconfig,
+			SpokeKubeconfig:     spokeKubeconfigs[spoke],
 			BootstrapKubeconfig: bootstrap,
 			WorkResyncInterval:  resync,
 			// Every agent applies into the same spoke for the same hub:
 			// each needs AppliedManifestWork names of its own.
 			HubHash:         work.HubHash(hubURL + "#" + name),
-			SpokeMapper:     mapper,
+			SpokeMapper:     mappers[spoke],
 			MetricsAddr:     "0",
 			HealthProbeAddr: "0",
 		}
