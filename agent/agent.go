@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -74,15 +76,17 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	mgr, err := newManager(spokeConfig, opts, logger)
-	if err != nil {
-		return err
-	}
+	// One REST mapper of the managed cluster for the manager, the work
+	// agent and the policy agent: each holds what it discovered.
 	mapper := opts.SpokeMapper
 	if mapper == nil {
 		if mapper, err = spokeclient.NewMapper(spokeConfig, nil); err != nil {
 			return fmt.Errorf("create the managed cluster's REST mapper: %w", err)
 		}
+	}
+	mgr, err := newManager(spokeConfig, mapper, opts, logger)
+	if err != nil {
+		return err
 	}
 	workAgent, err := work.New(work.Config{
 		ClusterName:         opts.ClusterName,
@@ -261,7 +265,7 @@ var spokeScheme = func() *runtime.Scheme {
 // newManager returns the spoke's manager. Its cache holds only what the
 // controllers watch: Nodes, stripped to their resources, and ClusterClaims.
 // Secrets and ConfigMaps are never cached, to keep the agent small.
-func newManager(cfg *rest.Config, opts Options, logger klog.Logger) (ctrl.Manager, error) {
+func newManager(cfg *rest.Config, mapper meta.RESTMapper, opts Options, logger klog.Logger) (ctrl.Manager, error) {
 	metrics := metricsserver.Options{BindAddress: addr(opts.MetricsAddr)}
 	if opts.Profiling {
 		metrics.ExtraHandlers = profilingHandlers()
@@ -271,6 +275,7 @@ func newManager(cfg *rest.Config, opts Options, logger klog.Logger) (ctrl.Manage
 		Logger:                 logger,
 		Metrics:                metrics,
 		HealthProbeBindAddress: addr(opts.HealthProbeAddr),
+		MapperProvider:         func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{

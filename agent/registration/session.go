@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -69,16 +70,65 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context, *session) error{r.renewLease, r.rotate} {
-		wg.Go(func() { cancel(loop(ctx, s)) })
-	}
-	hs := HubSession{Config: rest.CopyConfig(conn.config), ClusterName: creds.ClusterName, AgentID: creds.AgentID}
-	for _, f := range r.cfg.SessionFuncs {
-		wg.Go(func() { f(ctx, hs) })
-	}
+	wg.Go(func() { cancel(r.rotate(ctx, s)) })
+	wg.Go(func() {
+		if err := r.waitAccepted(ctx, s); err != nil {
+			cancel(err)
+			return
+		}
+		wg.Go(func() { cancel(r.renewLease(ctx, s)) })
+		hs := HubSession{Config: rest.CopyConfig(conn.config), ClusterName: creds.ClusterName, AgentID: creds.AgentID}
+		for _, f := range r.cfg.SessionFuncs {
+			wg.Go(func() { f(ctx, hs) })
+		}
+	})
 	wg.Wait()
 	return context.Cause(ctx)
 }
+
+// waitAccepted returns once the hub lets the agent read its
+// ManagedCluster, which it does once it accepted the cluster and gave it
+// its namespace and RBAC. Until then the lease and the session's
+// functions (the work and policy agents' watches) would only be refused,
+// each retrying on its own: with thousands of clusters joining at once,
+// those refusals were much of the hub's work. It gives up, as the lease
+// does, when the hub rejects the certificate maxRejections times in a row.
+func (r *Registration) waitAccepted(ctx context.Context, s *session) error {
+	logger := klog.FromContext(ctx)
+	backoff := newBackoff(acceptedPollLimit)
+	rejections, said := 0, false
+	for {
+		err := s.client.Get(ctx, client.ObjectKey{Name: r.cfg.ClusterName}, &clusterv1.ManagedCluster{})
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+			if said {
+				logger.Info("The hub accepted the cluster")
+			}
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case rejected(err):
+			if rejections++; rejections >= maxRejections {
+				return fmt.Errorf("%d attempts in a row failed: %w", rejections, s.hubErr(err))
+			}
+		default:
+			rejections = 0
+		}
+		if !said {
+			logger.Info("Waiting for the hub to accept the cluster", "reason", s.hubErr(err).Error())
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff.Step()):
+		}
+	}
+}
+
+// acceptedPollLimit is the longest wait between two checks of whether
+// the hub accepted the cluster.
+const acceptedPollLimit = 10 * time.Second
 
 // rotate renews the client certificate at each rotation deadline, and swaps
 // the new one into the session. It returns an error once the certificate
