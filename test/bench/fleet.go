@@ -54,6 +54,7 @@ type fleet struct {
 // hub process's memory and CPU are read from /proc.
 func benchFleet(ctx context.Context, e *env) error {
 	n := *benchClusters
+	quietKlog()
 	// The memory watch stops the run, saying why, before the machine runs
 	// out of memory.
 	ctx, abort := context.WithCancelCause(ctx)
