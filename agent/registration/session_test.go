@@ -61,32 +61,26 @@ func TestWaitAccepted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	t.Run("forbidden until accepted", func(t *testing.T) {
-		s, calls := hubAnswering(t, http.StatusForbidden, http.StatusForbidden, http.StatusOK)
-		if err := r.waitAccepted(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if n := calls.Load(); n != 3 {
-			t.Errorf("asked the hub %d times, want 3", n)
-		}
-	})
-	t.Run("not found counts as accepted", func(t *testing.T) {
-		s, calls := hubAnswering(t, http.StatusNotFound)
-		if err := r.waitAccepted(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if n := calls.Load(); n != 1 {
-			t.Errorf("asked the hub %d times, want 1", n)
-		}
-	})
-	t.Run("a rejected certificate ends the wait", func(t *testing.T) {
-		s, calls := hubAnswering(t, http.StatusUnauthorized)
-		err := r.waitAccepted(ctx, s)
-		if err == nil || !apierrors.IsUnauthorized(err) {
-			t.Fatalf("got %v, want the hub's rejection", err)
-		}
-		if n := calls.Load(); n != maxRejections {
-			t.Errorf("asked the hub %d times, want %d", n, maxRejections)
-		}
-	})
+	for _, tc := range []struct {
+		name     string
+		statuses []int
+		// rejected says the wait must end with the hub's rejection.
+		rejected bool
+		calls    int32
+	}{
+		{"forbidden until accepted", []int{http.StatusForbidden, http.StatusForbidden, http.StatusOK}, false, 3},
+		{"not found counts as accepted", []int{http.StatusNotFound}, false, 1},
+		{"a rejected certificate ends the wait", []int{http.StatusUnauthorized}, true, maxRejections},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, calls := hubAnswering(t, tc.statuses...)
+			err := r.waitAccepted(ctx, s)
+			if tc.rejected != (err != nil) || err != nil && !apierrors.IsUnauthorized(err) {
+				t.Fatalf("got %v, want rejected %t", err, tc.rejected)
+			}
+			if n := calls.Load(); n != tc.calls {
+				t.Errorf("asked the hub %d times, want %d", n, tc.calls)
+			}
+		})
+	}
 }
