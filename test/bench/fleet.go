@@ -74,7 +74,7 @@ func benchFleet(ctx context.Context, e *env) error {
 	return nil
 }
 
-// startFleet starts the hub and the shared spoke, joins n simulated
+// startFleet starts the hub and the shared spokes, joins n simulated
 // clusters, accepts them and prints scenario (a)'s figures.
 func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFunc) (_ *fleet, stop func(), err error) {
 	var stops []func()

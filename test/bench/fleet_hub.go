@@ -243,24 +243,35 @@ func pprofBase(data string) (string, error) {
 	return "http://" + string(addr) + "/debug/pprof/", nil
 }
 
-func fetch(ctx context.Context, url, file string) error {
+// get returns the body of a GET of url that answered 200 OK.
+func get(ctx context.Context, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// fetch saves what a GET of url returns to file.
+func fetch(ctx context.Context, url, file string) error {
+	body, err := get(ctx, url)
+	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
+	defer body.Close()
 	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := io.Copy(f, body); err != nil {
 		f.Close()
 		return err
 	}
@@ -278,16 +289,12 @@ func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"heap?gc=1&debug=1", nil)
+		r, err := get(ctx, base+"heap?gc=1&debug=1")
 		if err != nil {
 			return 0, err
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		body, err := io.ReadAll(r)
+		r.Close()
 		if err != nil {
 			return 0, err
 		}

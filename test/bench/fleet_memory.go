@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,8 +30,7 @@ type memoryWatch struct {
 	alarm, minAvailable int64
 	procs               []watchedProcess
 	abort               context.CancelCauseFunc
-
-	mu    sync.Mutex
+	// peaks is written by run only; print reads it once run returned.
 	peaks []int64
 	stop  func()
 	done  chan struct{}
@@ -88,9 +86,7 @@ func (w *memoryWatch) run(ctx context.Context) {
 			if err != nil {
 				continue
 			}
-			w.mu.Lock()
 			w.peaks[i] = max(w.peaks[i], rss)
-			w.mu.Unlock()
 			if w.alarm > 0 && rss > w.alarm && !alarmed[i] {
 				alarmed[i] = true
 				w.profile(ctx, p, fmt.Sprintf("holds %s of RSS (over -rss-alarm %s)", mib(rss), *fleetRSSAlarm))
@@ -164,8 +160,6 @@ func (w *memoryWatch) profile(ctx context.Context, p watchedProcess, why string)
 func (w *memoryWatch) print() {
 	w.stop()
 	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	for i, p := range w.procs {
 		row("peak RSS of the "+p.name+" (sampled every 5 s)", mib(w.peaks[i]), "")
 	}

@@ -208,9 +208,9 @@ func clusterNames(prefix string, n int) []string {
 }
 
 // startAgents runs one agent per name in this process, each with its own
-// identity on the hub (key, CSR, lease, namespace-scoped watches) and all
-// applying into the spoke of spokeKubeconfig, each in its own namespace
-// there. resync is the work agents' resync interval (0: the default). The
+// identity on the hub (key, CSR, lease, namespace-scoped watches), the
+// i-th applying into the spoke of spokeKubeconfigs[i % len], each in its
+// own namespace there. resync is the work agents' resync interval (0: the default). The
 // returned function stops them all and waits until they have.
 func startAgents(ctx context.Context, names []string, spokeKubeconfigs []string, bootstrap string, resync time.Duration) (stop func(), err error) {
 	quietKlog()

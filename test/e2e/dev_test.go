@@ -126,7 +126,6 @@ var _ = Describe("flotilla dev", func() {
 	})
 })
 
-// devClient is a client of the dev hub that knows the OCM types.
 // startSandbox runs `flotilla dev up` with the given number of clusters
 // in a directory of the spec's, torn down when the spec ends. It returns
 // the directory, a client of the sandbox's hub, and a way to run flotilla
@@ -142,6 +141,7 @@ func startSandbox(ctx SpecContext, clusters int) (dir string, hub client.Client,
 	return dir, devClient(kubeconfig), onHub
 }
 
+// devClient is a client of the dev hub that knows the OCM types.
 func devClient(kubeconfig string) client.Client {
 	GinkgoHelper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
