@@ -33,9 +33,11 @@ func (r *Registration) renewLease(ctx context.Context, s *session) error {
 	logger := klog.FromContext(ctx)
 	backoff := newBackoff(time.Minute)
 	rejections := 0
+	var last *coordinationv1.Lease
 	for {
 		next := r.leasePeriod()
-		err := r.renewLeaseOnce(ctx, s)
+		var err error
+		last, err = r.renewLeaseOnce(ctx, s, last)
 		switch {
 		case err == nil:
 			backoff = newBackoff(time.Minute)
@@ -63,14 +65,29 @@ func (r *Registration) renewLease(ctx context.Context, s *session) error {
 	}
 }
 
-// renewLeaseOnce sets the lease's renew time to now, creating the lease
-// when the hub has not.
-func (r *Registration) renewLeaseOnce(ctx context.Context, s *session) error {
+// renewLeaseOnce sets the lease's renew time to now and returns the lease
+// as written, or nil on failure. Given the lease it wrote last time, it
+// writes only (one request, as the kubelet renews its node lease, rather
+// than a read from etcd and a write); it reads the lease again when there
+// is none, or when the write finds it changed or gone, and creates it when
+// the hub has not.
+func (r *Registration) renewLeaseOnce(ctx context.Context, s *session, last *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	leases := s.kube.CoordinationV1().Leases(r.cfg.ClusterName)
 	now := metav1.NowMicro()
+	if last != nil {
+		lease := last.DeepCopy()
+		lease.Spec.RenewTime = &now
+		updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
+		switch {
+		case err == nil:
+			return updated, nil
+		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
 	lease, err := leases.Get(ctx, clusterv1.ManagedClusterLeaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
+		lease, err = leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: clusterv1.ManagedClusterLeaseName, Namespace: r.cfg.ClusterName},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity:       ptr.To(r.cfg.ClusterName),
@@ -78,14 +95,14 @@ func (r *Registration) renewLeaseOnce(ctx context.Context, s *session) error {
 				RenewTime:            &now,
 			},
 		}, metav1.CreateOptions{})
-		return err
+	} else if err == nil {
+		lease.Spec.RenewTime = &now
+		lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lease.Spec.RenewTime = &now
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	return err
+	return lease, nil
 }
 
 // checkCredentials says why the session's credentials are no longer

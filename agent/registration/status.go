@@ -60,6 +60,9 @@ func (r *Registration) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(c)
 }
 
+// fromCache asks the API server for an object as its watch cache holds it.
+var fromCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
+
 // nodeInventoryChanged says whether a node update changes what the
 // inventory reads; most updates are heartbeats that do not.
 func nodeInventoryChanged(old, updated *corev1.Node) bool {
@@ -77,7 +80,10 @@ func (c *statusController) Reconcile(ctx context.Context, _ reconcile.Request) (
 		return reconcile.Result{}, nil
 	}
 	mc := &clusterv1.ManagedCluster{}
-	if err := s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc); err != nil {
+	// Any recent version will do, so the hub answers from its watch cache
+	// rather than from etcd: each agent asks every lease period. A stale
+	// copy costs nothing, as the writes below carry its resourceVersion.
+	if err := s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc, fromCache); err != nil {
 		return c.retry(ctx, "Cannot read the ManagedCluster; retrying", s.hubErr(err))
 	}
 	c.r.leaseSeconds.Store(mc.Spec.LeaseDurationSeconds)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/kubernetes"
@@ -15,8 +16,9 @@ import (
 
 // Install creates, or updates to the current definitions, what the
 // registration controllers rely on but do not create per cluster: the
-// shared ClusterRoles and the admission policy (with its binding) that
-// guards spec.hubAcceptsClient. It is idempotent; the hub calls it at
+// shared ClusterRoles, the admission policy (with its binding) that
+// guards spec.hubAcceptsClient, and the FlowSchema that gives the agents'
+// lease renewals priority. It is idempotent; the hub calls it at
 // every start, on the embedded control plane and on existing clusters.
 func Install(ctx context.Context, client kubernetes.Interface) error {
 	for _, role := range sharedClusterRoles() {
@@ -52,6 +54,16 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("install ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
 	}
-	klog.FromContext(ctx).V(1).Info("Registration RBAC and admission policy installed")
+	schema := leaseFlowSchema()
+	err = bootstrap.CreateOrUpdate(ctx, client.FlowcontrolV1().FlowSchemas(), schema,
+		func(got *flowcontrolv1.FlowSchema) bool {
+			same := equality.Semantic.DeepEqual(got.Spec, schema.Spec)
+			got.Spec = schema.Spec
+			return same
+		})
+	if err != nil {
+		return fmt.Errorf("install FlowSchema %s: %w", schema.Name, err)
+	}
+	klog.FromContext(ctx).V(1).Info("Registration RBAC, admission policy and lease priority installed")
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/test/framework"
@@ -158,6 +160,15 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 	}
 	row(fmt.Sprintf("(a) %d clusters: start to accepted", n), seconds(acceptedAt.Sub(started)), "")
 	row(fmt.Sprintf("(a) %d clusters: start to all Available", n), seconds(available), "< 180 s for 1,000")
+	// The hub labels each new cluster into the default ClusterSet; a
+	// Placement of that set sees a cluster only once it is labelled.
+	inSet := func(mc *clusterv1.ManagedCluster) bool {
+		return mc.Labels[clusterv1beta2.ClusterSetLabel] == clusterv1beta2.DefaultManagedClusterSetName
+	}
+	if err := waitAllClusters(ctx, f.c, f.names, "in the default set", 30*time.Minute, inSet); err != nil {
+		return nil, stop, err
+	}
+	row(fmt.Sprintf("(a) %d clusters: start to all in the default ClusterSet", n), seconds(time.Since(started)), "")
 	row("(a) hub CPU while registering", cores(cpuAfter-cpuBefore, available), "")
 	if f.hub.controllers != nil {
 		row("(a)   of which the hub controllers", cores(ctlAfter-ctlBefore, available), "")

@@ -291,26 +291,37 @@ func acceptAll(ctx context.Context, hubProc *framework.HubProcess, c client.Clie
 
 // waitAllAvailable waits until every named ManagedCluster is Available.
 func waitAllAvailable(ctx context.Context, c client.Client, names []string, timeout time.Duration) error {
+	return waitAllClusters(ctx, c, names, "Available", timeout, func(mc *clusterv1.ManagedCluster) bool {
+		return meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	})
+}
+
+// waitAllClusters waits until ok holds for every named ManagedCluster;
+// what says what ok means, for the error.
+func waitAllClusters(ctx context.Context, c client.Client, names []string, what string, timeout time.Duration, ok func(*clusterv1.ManagedCluster) bool) error {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
 	var missing int
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	// A list of thousands of clusters is work for the hub under test:
+	// ask less often the more there are.
+	every := max(250*time.Millisecond, time.Duration(len(names))*200*time.Microsecond)
+	err := wait.PollUntilContextTimeout(ctx, every, timeout, true, func(ctx context.Context) (bool, error) {
 		list := &clusterv1.ManagedClusterList{}
 		if err := c.List(ctx, list); err != nil {
 			return false, nil
 		}
 		missing = len(want)
-		for _, mc := range list.Items {
-			if want[mc.Name] && meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) {
+		for i := range list.Items {
+			if want[list.Items[i].Name] && ok(&list.Items[i]) {
 				missing--
 			}
 		}
 		return missing == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d clusters not Available after %s: %w", missing, len(want), timeout, err)
+		return fmt.Errorf("%d of %d clusters not %s after %s: %w", missing, len(want), what, timeout, err)
 	}
 	return nil
 }

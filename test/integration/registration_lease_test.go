@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net/http"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -8,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -102,5 +104,33 @@ var _ = Describe("Registration: cluster lease", func() {
 		reportAvailable(ctx, agent, c, metav1.ConditionFalse)
 		Eventually(hubTaint(ctx, c, clusterv1.ManagedClusterTaintUnavailable)).Should(HaveField("Effect", clusterv1.TaintEffectNoSelect))
 		Expect(hubTaint(ctx, c, clusterv1.ManagedClusterTaintUnreachable)()).To(BeNil())
+	})
+
+	It("serves the agents' lease requests at the node-high priority level, and only those", func(ctx SpecContext) {
+		c := newClusterName("leasepri")
+		createCluster(ctx, c)
+		acceptCluster(ctx, c)
+		cfg := agentConfig(ctx, c, "agent1")
+		renewLease(ctx, crClient(cfg), c)
+		schema, err := hubCP.Kube.FlowcontrolV1().FlowSchemas().Get(ctx, "flotilla-cluster-leases", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(schema.Spec.PriorityLevelConfiguration.Name).To(Equal("node-high"))
+
+		// The API server names the FlowSchema that classified a request
+		// in a response header.
+		httpClient, err := rest.HTTPClientFor(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		flowSchemaOf := func(path string) string {
+			GinkgoHelper()
+			resp, err := httpClient.Get(cfg.Host + path)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET %s", path)
+			return resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID")
+		}
+		Expect(flowSchemaOf("/apis/coordination.k8s.io/v1/namespaces/"+c+"/leases/"+clusterv1.ManagedClusterLeaseName)).
+			To(Equal(string(schema.UID)), "the agent's lease request was not classified by flotilla-cluster-leases")
+		Expect(flowSchemaOf("/apis/cluster.open-cluster-management.io/v1/managedclusters/"+c)).
+			NotTo(Equal(string(schema.UID)), "the agent's other requests must keep their usual priority")
 	})
 })
