@@ -2,7 +2,9 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -31,4 +33,21 @@ func CreateOrUpdate[T metav1.Object](ctx context.Context, api TypedAPI[T], want 
 		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// Install creates want, or brings the part of the existing object that
+// part points into (its spec, a role's rules) in line with want's; kind
+// names the object in the error. Where the server fills in defaults the
+// parts may differ only by those, and the object is written again; the
+// API server does not store a write that changes nothing.
+func Install[T metav1.Object, P any](ctx context.Context, api TypedAPI[T], want T, kind string, part func(T) *P) error {
+	err := CreateOrUpdate(ctx, api, want, func(got T) bool {
+		same := equality.Semantic.DeepEqual(*part(got), *part(want))
+		*part(got) = *part(want)
+		return same
+	})
+	if err != nil {
+		return fmt.Errorf("install %s %s: %w", kind, want.GetName(), err)
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -25,24 +24,19 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	}
 	adm := client.AdmissionregistrationV1()
 	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{joinPolicy(hubUser), bindPolicy(hubUser)} {
-		err := bootstrap.CreateOrUpdate(ctx, adm.ValidatingAdmissionPolicies(), policy,
-			func(got *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
-				same := equality.Semantic.DeepEqual(got.Spec, policy.Spec)
-				got.Spec = policy.Spec
-				return same
+		err := bootstrap.Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
+			func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
+				return &p.Spec
 			})
 		if err != nil {
-			return fmt.Errorf("install ValidatingAdmissionPolicy %s: %w", policy.Name, err)
+			return err
 		}
-		binding := policyBinding(policy.Name)
-		err = bootstrap.CreateOrUpdate(ctx, adm.ValidatingAdmissionPolicyBindings(), binding,
-			func(got *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
-				same := equality.Semantic.DeepEqual(got.Spec, binding.Spec)
-				got.Spec = binding.Spec
-				return same
+		err = bootstrap.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), policyBinding(policy.Name), "ValidatingAdmissionPolicyBinding",
+			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
+				return &b.Spec
 			})
 		if err != nil {
-			return fmt.Errorf("install ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+			return err
 		}
 	}
 	klog.FromContext(ctx).V(1).Info("Cluster set admission policies installed", "exemptUser", hubUser)
