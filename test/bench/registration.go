@@ -38,6 +38,7 @@ var benchClusters = flag.Int("clusters", 100, "registration, fleet: how many clu
 // per accepted cluster, and the RSS of one real agent process.
 func benchRegistration(ctx context.Context, e *env) error {
 	n := *benchClusters
+	quietKlog()
 	procs, err := startHubAndSpoke(ctx, e, "reg")
 	if err != nil {
 		return err
@@ -210,10 +211,10 @@ func clusterNames(prefix string, n int) []string {
 // startAgents runs one agent per name in this process, each with its own
 // identity on the hub (key, CSR, lease, namespace-scoped watches), the
 // i-th applying into the spoke of spokeKubeconfigs[i % len], each in its
-// own namespace there. resync is the work agents' resync interval (0: the default). The
-// returned function stops them all and waits until they have.
+// own namespace there. resync is the work agents' resync interval (0: the
+// default). The returned function stops them all and waits until they
+// have. The caller silences klog first (quietKlog).
 func startAgents(ctx context.Context, names []string, spokeKubeconfigs []string, bootstrap string, resync time.Duration) (stop func(), err error) {
-	quietKlog()
 	hubURL, err := serverOf(bootstrap)
 	if err != nil {
 		return nil, err
