@@ -34,7 +34,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
@@ -225,7 +225,7 @@ func prepareSpoke(ctx context.Context, cfg *rest.Config, spoke kubernetes.Interf
 	return wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		err := ensureNamespace(ctx, spoke, ns)
 		if err == nil {
-			err = bootstrap.InstallCRDs(ctx, cfg, crds)
+			err = kubeapply.InstallCRDs(ctx, cfg, crds)
 		}
 		if err != nil {
 			klog.FromContext(ctx).Info("Cannot prepare the managed cluster; retrying", "reason", err.Error())

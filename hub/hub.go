@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/manifests"
 )
@@ -199,7 +200,7 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrap.InstallCRDs(ctx, cfg, crds); err != nil {
+	if err := kubeapply.InstallCRDs(ctx, cfg, crds); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
