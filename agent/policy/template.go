@@ -53,7 +53,9 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		return d, nil
 	}
 	last, _ := time.Parse(time.RFC3339, cp.Status.LastEvaluated)
-	if due, wait := iv.due(s.now, last, cp.Status.LastEvaluatedGeneration, cp.Generation); !due {
+	// A template that waits for a deletion is evaluated on every event of
+	// the watch of what it waits for, whatever its interval.
+	if due, wait := iv.due(s.now, last, cp.Status.LastEvaluatedGeneration, cp.Generation); !due && !waitingDeletion(cp) {
 		s.requeueAfter(wait)
 		if d.ComplianceState == "" {
 			// The hub lost what was reported: say it again.
@@ -77,7 +79,21 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		}
 	}
 	next, err := intervalFor(cp.Spec.EvaluationInterval, res.Compliance())
+	waiting := res.Waiting()
 	switch {
+	case len(waiting) > 0 && !next.watch:
+		// Watch what the deletions wait for, so that the template is
+		// evaluated again as soon as they are gone, not an interval later.
+		if watched == nil {
+			watched = r.watches.reader(r.spoke.mapper, u)
+		}
+		for _, w := range waiting {
+			if _, werr := watched.Get(ctx, w.Mapping, w.Namespace, w.Name); werr != nil {
+				klog.FromContext(ctx).Info("Cannot watch an object whose deletion the policy waits for", "object", klog.KRef(w.Namespace, w.Name), "reason", werr.Error())
+			}
+		}
+		r.watches.track(u, watched.used)
+		s.requeueAfter(next.every)
 	case err != nil:
 	case next.watch && watched != nil:
 		r.watches.track(u, watched.used)
@@ -96,6 +112,17 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 	klog.FromContext(ctx).V(2).Info("Evaluated the policy template", "template", cp.Name, "compliant", res.Compliance())
 	s.record(&d, r.cfg.Namespace, res.Compliance(), res.Message(), res.Results(0))
 	return d, nil
+}
+
+// waitingDeletion says whether cp's last evaluation waits for the
+// deletion of an object.
+func waitingDeletion(cp *policyv1.ConfigurationPolicy) bool {
+	for _, ro := range cp.Status.RelatedObjects {
+		if ro.Reason == engine.ReasonDeletePending {
+			return true
+		}
+	}
+	return false
 }
 
 // templateError reports a policy template that cannot be evaluated.

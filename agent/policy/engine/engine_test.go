@@ -86,7 +86,7 @@ spec: {value: eu-west}
 func policy(t *testing.T, spec string) *policyv1.ConfigurationPolicy {
 	t.Helper()
 	cp := &policyv1.ConfigurationPolicy{}
-	if err := yaml.Unmarshal([]byte("metadata: {name: test}\nspec:\n"+indent(2, strings.TrimSpace(spec))), cp); err != nil {
+	if err := yaml.Unmarshal([]byte("metadata: {name: test}\nspec:\n"+"  "+strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ")), cp); err != nil {
 		t.Fatalf("bad policy: %v", err)
 	}
 	return cp
@@ -588,7 +588,7 @@ object-templates:
 - complianceType: musthave
   objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: new, namespace: default}}`,
 			[]string{"create ConfigMap default/new"}, nil, true,
-			"NonCompliant; violation - configmaps [new] not found in namespace default and could not be created: boom"},
+			"NonCompliant; violation - configmaps [new] in namespace default is missing, and cannot be created, reason: `boom`"},
 		{"update merges musthave into the object", `
 remediationAction: Enforce
 object-templates:
@@ -637,9 +637,16 @@ object-templates:
 remediationAction: enforce
 object-templates:
 - complianceType: mustnothave
+  objectDefinition: {apiVersion: v1, kind: Pod, metadata: {name: web-1, namespace: default, labels: {app: web}}}`,
+			[]string{"delete Pod default/web-1"}, nil, false,
+			"Compliant; notification - pods [web-1] was deleted successfully in namespace default"},
+		{"an unnamed mustnothave is only informed", `
+remediationAction: enforce
+object-templates:
+- complianceType: mustnothave
   objectDefinition: {apiVersion: v1, kind: Pod, metadata: {namespace: default, labels: {app: web}}}`,
-			[]string{"delete Pod default/web-1", "delete Pod default/web-2"}, nil, false,
-			"Compliant; notification - pods [web-1, web-2] was deleted successfully in namespace default"},
+			nil, nil, false,
+			"NonCompliant; violation - pods [web-1, web-2] found in namespace default"},
 		{"compliant needs nothing", `
 remediationAction: enforce
 object-templates:
@@ -666,7 +673,11 @@ object-templates:
 				if tc.failed && i == 0 {
 					err = errors.New("boom")
 				}
-				res.Done(a, a.Object, err)
+				obj := a.Object
+				if a.Type == ActionDelete {
+					obj = nil // gone
+				}
+				res.Done(a, obj, err)
 			}
 			if got := res.Message(); got != tc.want {
 				t.Errorf("message:\n got %s\nwant %s", got, tc.want)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // HistoryLimit is how many messages status.details[].history keeps.
@@ -40,7 +41,7 @@ type PolicyTemplate struct {
 // HubTemplatesErrorAnnotation is set by the hub on a policy template whose
 // hub templates ({{hub ... hub}}) did not resolve; its value is the error.
 // OCM's propagator sets the same.
-const HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
+const HubTemplatesErrorAnnotation = policytemplate.HubTemplatesErrorAnnotation
 
 // PolicyTemplates decodes the policy templates of p. The Policy's
 // remediationAction, when set, overrides each template's; a template
