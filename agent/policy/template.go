@@ -17,7 +17,7 @@ import (
 // carries on and a template that is not due keeps what it said.
 func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemplate) (policyv1.DetailsPerTemplate, error) {
 	d := previousDetail(s.policy, t)
-	d.TemplateMeta = metav1.ObjectMeta{Name: t.Name}
+	d.TemplateMeta = metav1.ObjectMeta{Name: t.DisplayName()}
 	if t.Err != nil {
 		if t.HubTemplateError && t.Name != "" {
 			// The hub will resolve it again: what is on the cluster stays,
@@ -59,7 +59,7 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		s.requeueAfter(wait)
 		if d.ComplianceState == "" {
 			// The hub lost what was reported: say it again.
-			s.record(&d, r.cfg.Namespace, cp.Status.ComplianceState, statusMessage(cp), d.Results)
+			s.record(&d, cp.Status.ComplianceState, statusMessage(cp), d.Results)
 		}
 		return d, nil
 	}
@@ -110,7 +110,7 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		return d, err
 	}
 	klog.FromContext(ctx).V(2).Info("Evaluated the policy template", "template", cp.Name, "compliant", res.Compliance())
-	s.record(&d, r.cfg.Namespace, res.Compliance(), res.Message(), res.Results(0))
+	s.record(&d, res.Compliance(), res.Message(), res.Results(0))
 	return d, nil
 }
 
@@ -128,19 +128,16 @@ func waitingDeletion(cp *policyv1.ConfigurationPolicy) bool {
 // templateError reports a policy template that cannot be evaluated.
 func (r *reconciler) templateError(s *scope, d *policyv1.DetailsPerTemplate, err error) {
 	results := &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: err.Error()}}}
-	s.record(d, r.cfg.Namespace, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
+	s.record(d, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
 }
 
 // previousDetail is the details entry last reported for t: the one of the
-// same name, or at the same index for a template without a name.
+// same name (template-<index> for a template without a name).
 func previousDetail(p *policyv1.Policy, t engine.PolicyTemplate) policyv1.DetailsPerTemplate {
 	for _, d := range p.Status.Details {
-		if t.Name != "" && d.TemplateMeta.Name == t.Name {
+		if d.TemplateMeta.Name == t.DisplayName() {
 			return *d.DeepCopy()
 		}
-	}
-	if t.Name == "" && t.Index < len(p.Status.Details) && p.Status.Details[t.Index].TemplateMeta.Name == "" {
-		return *p.Status.Details[t.Index].DeepCopy()
 	}
 	return policyv1.DetailsPerTemplate{}
 }

@@ -428,7 +428,7 @@ object-templates:
 object-templates:
 - complianceType: shouldhave
   objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: prod}}`,
-			`NonCompliant; violation - invalid complianceType "shouldhave": use musthave, mustonlyhave or mustnothave in the object template at index [0]`},
+			`NonCompliant; violation - spec.object-templates[0].complianceType: Unsupported value: "shouldhave": supported values: "musthave", "mustonlyhave", "mustnothave"`},
 		{"no object templates", `
 object-templates: []`,
 			"Compliant"},
@@ -755,7 +755,7 @@ spec:
 	if got[1].Err == nil || got[1].Err.Error() != want {
 		t.Errorf("unsupported kind: %v", got[1].Err)
 	}
-	if got[2].Err == nil || got[2].Err.Error() != "the policy template at index 2 has no metadata.name" {
+	if got[2].Err == nil || got[2].Err.Error() != "Failed to parse or get name from policy template at index 2" || got[2].DisplayName() != "template-2" {
 		t.Errorf("no name: %v", got[2].Err)
 	}
 	if got[3].Err == nil || got[3].Err.Error() != "the policy template at index 3 is named cp, as one before it: template names must be unique" {

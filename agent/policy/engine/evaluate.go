@@ -15,6 +15,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // Evaluate evaluates cp against what r reads. cp.Spec.RemediationAction
@@ -119,8 +120,8 @@ func (e *evaluator) decode(t *TemplateResult, ot *policyv1.ObjectTemplate, raw [
 	if kind == "" || apiVersion == "" || gvErr != nil {
 		return nil, tgt, t.templateError(ReasonDecodeError, "The kind and apiVersion fields are required on the object template at index %d in policy %s", i, e.cp.Name)
 	}
-	if err := checkComplianceTypes(ot); err != nil {
-		return nil, tgt, t.templateError(ReasonDecodeError, "%v in the object template at index [%d]", err, i)
+	if err := policytemplate.ValidateObjectTemplate(ot, fmt.Sprintf("spec.object-templates[%d]", i)); err != nil {
+		return nil, tgt, t.templateError(ReasonDecodeError, "%v", err)
 	}
 	gvk := gv.WithKind(kind)
 	mapping, err := e.r.Mapping(gvk)
@@ -171,25 +172,6 @@ func objectSelector(t *TemplateResult, ot *policyv1.ObjectTemplate, name string)
 		return nil, t.templateError(ReasonObjectSelectorError, "Error parsing provided objectSelector in the object-template at index [%d]: %v", t.Index, err)
 	}
 	return selector, nil
-}
-
-// checkComplianceTypes rejects compliance types outside the three.
-func checkComplianceTypes(ot *policyv1.ObjectTemplate) error {
-	valid := func(c policyv1.ComplianceType, types ...policyv1.ComplianceType) bool {
-		for _, v := range types {
-			if c.Is(v) {
-				return true
-			}
-		}
-		return false
-	}
-	if !valid(ot.ComplianceType, policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave) {
-		return fmt.Errorf("invalid complianceType %q: use musthave, mustonlyhave or mustnothave", ot.ComplianceType)
-	}
-	if ot.MetadataComplianceType != "" && !valid(ot.MetadataComplianceType, policyv1.MustHave, policyv1.MustOnlyHave) {
-		return fmt.Errorf("invalid metadataComplianceType %q: use musthave or mustonlyhave", ot.MetadataComplianceType)
-	}
-	return nil
 }
 
 // templateNamespaces are the namespaces to look in: none for a
