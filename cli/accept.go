@@ -55,8 +55,8 @@ cluster's namespace and RBAC, and signs the approved CSRs; the agent stores
 its new credentials and the cluster joins.
 
 A CSR is approved only if a join identity requested it (a bootstrap token
-in group system:bootstrappers:managedcluster, or OCM's cluster-bootstrap
-service account), and it asks for exactly an agent's client certificate for
+in group system:bootstrappers:managedcluster, or OCM's bootstrap service
+account agent-registration-bootstrap or cluster-bootstrap), and it asks for exactly an agent's client certificate for
 that cluster: signer kubernetes.io/kube-apiserver-client, subject
 CN=system:open-cluster-management:<cluster>:<agent-id> with
 O=system:open-cluster-management:<cluster> (and, optionally,
