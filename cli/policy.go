@@ -27,10 +27,11 @@ import (
 
 func newPolicyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "policy",
-		Short: "Work with OCM governance policies",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "policy",
+		Short:   "Work with OCM governance policies",
+		Example: `  flotilla policy test policy.yaml --against ./cluster-objects/`,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPolicyTestCommand(g))
 	return cmd
