@@ -29,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
@@ -55,6 +56,8 @@ type Options struct {
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
+	// proxy is the cluster proxy that the embedded control plane serves.
+	proxy *proxyParts
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -110,7 +113,10 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
-		cp, err := controlplane.Start(ctx, ControlPlaneOptions(opts.ControlPlane))
+		opts.proxy = newProxy(ctx)
+		cpOpts := ControlPlaneOptions(opts.ControlPlane)
+		cpOpts.Extensions = append(cpOpts.Extensions, opts.proxy.handler.Extension())
+		cp, err := controlplane.Start(ctx, cpOpts)
 		if err != nil {
 			return err
 		}
@@ -161,6 +167,11 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	}
 	if err := setupControllers(mgr); err != nil {
 		return nil, err
+	}
+	if opts.proxy != nil {
+		if err := proxy.Setup(mgr, opts.proxy.server, opts.proxy.handler); err != nil {
+			return nil, fmt.Errorf("set up the cluster proxy: %w", err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -291,4 +302,18 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 		o.Authorizer = registration.NewAuthorizer
 	}
 	return o
+}
+
+// proxyParts are the cluster proxy's tunnel server and the handler that
+// the embedded API server serves.
+type proxyParts struct {
+	server  *proxy.Server
+	handler *proxy.Handler
+}
+
+// newProxy starts a cluster proxy that serves tunnels until ctx ends.
+func newProxy(ctx context.Context) *proxyParts {
+	s := proxy.NewServer()
+	go s.Serve(ctx)
+	return &proxyParts{server: s, handler: &proxy.Handler{Server: s}}
 }
