@@ -56,8 +56,9 @@ type Options struct {
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
-	// proxy is the cluster proxy that the embedded control plane serves.
-	proxy *proxyParts
+	// Proxy, when set, is the cluster proxy that the hub's API server
+	// serves (see NewClusterProxy); its controller runs in the manager.
+	Proxy *ClusterProxy
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -113,10 +114,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
-		opts.proxy = newProxy(ctx)
-		cpOpts := ControlPlaneOptions(opts.ControlPlane)
-		cpOpts.Extensions = append(cpOpts.Extensions, opts.proxy.handler.Extension())
-		cp, err := controlplane.Start(ctx, cpOpts)
+		opts.Proxy = NewClusterProxy(ctx)
+		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(opts.ControlPlane)))
 		if err != nil {
 			return err
 		}
@@ -168,8 +167,8 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if err := setupControllers(mgr); err != nil {
 		return nil, err
 	}
-	if opts.proxy != nil {
-		if err := proxy.Setup(mgr, opts.proxy.server, opts.proxy.handler); err != nil {
+	if opts.Proxy != nil {
+		if err := proxy.Setup(mgr, opts.Proxy.Server, opts.Proxy.handler); err != nil {
 			return nil, fmt.Errorf("set up the cluster proxy: %w", err)
 		}
 	}
@@ -304,16 +303,24 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	return o
 }
 
-// proxyParts are the cluster proxy's tunnel server and the handler that
-// the embedded API server serves.
-type proxyParts struct {
-	server  *proxy.Server
+// ClusterProxy is the hub's cluster proxy (hub/proxy): the clusters'
+// tunnels, served by the embedded API server.
+type ClusterProxy struct {
+	// Server holds the open tunnels.
+	Server  *proxy.Server
 	handler *proxy.Handler
 }
 
-// newProxy starts a cluster proxy that serves tunnels until ctx ends.
-func newProxy(ctx context.Context) *proxyParts {
+// NewClusterProxy returns a cluster proxy that serves tunnels until ctx
+// ends.
+func NewClusterProxy(ctx context.Context) *ClusterProxy {
 	s := proxy.NewServer()
 	go s.Serve(ctx)
-	return &proxyParts{server: s, handler: &proxy.Handler{Server: s}}
+	return &ClusterProxy{Server: s, handler: &proxy.Handler{Server: s}}
+}
+
+// Serve returns o with the cluster proxy served by the API server.
+func (p *ClusterProxy) Serve(o controlplane.Options) controlplane.Options {
+	o.Extensions = append(o.Extensions, p.handler.Extension())
+	return o
 }
