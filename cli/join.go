@@ -220,6 +220,7 @@ Accept the cluster by running on the hub:
 		LeaseDurationSeconds: o.leaseDuration,
 		MetricsAddr:          "0",
 		HealthProbeAddr:      "0",
+		Proxy:                true,
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent
