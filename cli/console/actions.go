@@ -75,6 +75,7 @@ func (s *server) act(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, msg)
 		return
 	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	s.render(w, r, "result", &page{Title: "Action", Data: resultData{OK: err == nil, Message: msg, Back: "/fleet"}})
 }
