@@ -117,6 +117,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 	}
 	cmd.AddCommand(newDevCommand(g), newVersionCommand(g))
 	cmd.AddCommand(newPolicyCommand(g))
+	cmd.AddCommand(withGroup(groupHub, newConsoleCommand(g)))
 	finishKindVerbs(cmd)
 	addExamplesToGenerated(cmd)
 	addNameCompletions(g, cmd)
