@@ -49,7 +49,7 @@ func agentGuardedFields() []agentGuardedField {
 	}
 	return []agentGuardedField{
 		field("metadata.labels", "metadata", "labels", "{}", admin),
-		field("spec.taints", "spec", "taints", "[]", admin+" or the hub's registration controller"),
+		field("spec.taints", "spec", "taints", "[]", admin+" or the hub registration controller"),
 		field("spec.hubAcceptsClient", "spec", "hubAcceptsClient", "false",
 			"a user allowed to update "+ManagedClustersResource+"/"+AcceptSubresource+" in API group "+RegisterGroup+" (flotilla accept), or to deny, a hub admin"),
 		field("spec.leaseDurationSeconds", "spec", "leaseDurationSeconds", "0", admin),
