@@ -29,8 +29,10 @@ const (
 const MinCertificateExpiration = 10 * time.Minute
 
 // DefaultCertificateExpiration is the hub client certificate lifetime asked
-// for when Options leave it unset.
-const DefaultCertificateExpiration = 365 * 24 * time.Hour
+// for when Options leave it unset: 30 days, what a Flotilla hub signs at
+// most for an agent (docs/security.md). The agent renews it when 20–25 %
+// of it is left, so a lost certificate is good for at most a week.
+const DefaultCertificateExpiration = 30 * 24 * time.Hour
 
 // Options configure an agent.
 type Options struct {

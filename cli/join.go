@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/agent/registration"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -38,6 +40,8 @@ type joinOptions struct {
 	leaseDuration int32
 	// imageSet records whether --image was given.
 	imageSet bool
+	// certExpiration is the hub client certificate lifetime the agent asks for.
+	certExpiration time.Duration
 }
 
 func newJoinCommand(g *globalOptions) *cobra.Command {
@@ -100,6 +104,8 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f.BoolVar(&o.wait, "wait", false, "wait until the agent holds its own hub credentials, i.e. the hub accepted the cluster")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
 	f.BoolVar(&o.run, "run", false, "run the agent in the foreground instead of installing it")
+	f.DurationVar(&o.certExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration,
+		"lifetime the agent asks for its hub client certificate (at least 10m; a Flotilla hub signs at most 720h); the agent renews it before it expires")
 	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
 	f.Int32Var(&o.leaseDuration, "lease-duration-seconds", 60, "how often the agent renews its lease on the hub (spec.leaseDurationSeconds of the ManagedCluster it creates); the hub marks the cluster unavailable after 5 times as long without renewal")
 	return cmd
@@ -135,6 +141,9 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	if o.timeout <= 0 {
 		return tok, fmt.Errorf("--timeout %s must be positive", o.timeout)
 	}
+	if o.certExpiration < agent.MinCertificateExpiration {
+		return tok, fmt.Errorf("--client-cert-expiration %s is too short: signers issue no certificate shorter than %s", o.certExpiration, agent.MinCertificateExpiration)
+	}
 	if o.leaseDuration <= 0 {
 		return tok, fmt.Errorf("--lease-duration-seconds %d must be positive", o.leaseDuration)
 	}
@@ -147,9 +156,57 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 	if err != nil {
 		return err
 	}
+	if err := o.writeBootstrap(ctx, spoke, tok); err != nil {
+		// An agent that holds usable hub credentials needs no token: it
+		// starts, and reconnects, with its certificate.
+		held, heldErr := registration.HeldCredentials(ctx, spoke.kube, agent.DefaultNamespace, o.clusterName, time.Now())
+		if heldErr != nil {
+			return fmt.Errorf("%w\nThe agent needs a valid join token, as it holds no usable hub credentials of its own: %v", err, heldErr)
+		}
+		if held.Hub.Server != strings.TrimSuffix(o.hubAPIServer, "/") && held.Hub.Server != o.hubAPIServer {
+			return fmt.Errorf("%w\nThe agent's hub credentials are for hub %s, not %s: they cannot stand in for the token", err, held.Hub.Server, o.hubAPIServer)
+		}
+		o.notef("Hub: the join token cannot be used (%s); the agent holds hub credentials for cluster %s (certificate valid until %s) and uses them instead",
+			firstLine(err.Error()), o.clusterName, held.Cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+
+	if o.run {
+		// An agent started again finds the credentials of its first join.
+		held := &corev1.Secret{}
+		joined := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, held) == nil && len(held.Data["kubeconfig"]) > 0
+		return o.runAgent(ctx, joined)
+	}
+	objs := agentObjects(o.clusterName, o.image, o.leaseDuration)
+	for _, obj := range objs {
+		if d, ok := obj.(*appsv1.Deployment); ok && o.certExpiration != agent.DefaultCertificateExpiration {
+			c := &d.Spec.Template.Spec.Containers[0]
+			c.Args = append(c.Args, "--client-cert-expiration="+o.certExpiration.String())
+		}
+	}
+	if err := apply(ctx, spoke, objs...); err != nil {
+		return err
+	}
+	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
+	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
+Accept the cluster by running on the hub:
+
+    flotilla accept --clusters %s
+`, o.clusterName, o.clusterName)
+	if o.wait {
+		return o.waitForCredentials(ctx, spoke)
+	}
+	return nil
+}
+
+// writeBootstrap checks the hub and the join token, and writes the
+// bootstrap kubeconfig Secret on the cluster.
+func (o *joinOptions) writeBootstrap(ctx context.Context, spoke *clients, tok bootstrapToken) error {
 	prog := newProgress(o.streams.ErrOut)
 	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
-	var ca []byte
+	var (
+		ca  []byte
+		err error
+	)
 	if o.caFile != "" {
 		if ca, err = readCAFile(o.caFile); err != nil {
 			return err
@@ -174,26 +231,13 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 		return err
 	}
 	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
-
-	if o.run {
-		// An agent started again finds the credentials of its first join.
-		held := &corev1.Secret{}
-		joined := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, held) == nil && len(held.Data["kubeconfig"]) > 0
-		return o.runAgent(ctx, joined)
-	}
-	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image, o.leaseDuration)...); err != nil {
-		return err
-	}
-	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
-	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
-Accept the cluster by running on the hub:
-
-    flotilla accept --clusters %s
-`, o.clusterName, o.clusterName)
-	if o.wait {
-		return o.waitForCredentials(ctx, spoke)
-	}
 	return nil
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // runAgent runs the agent in this process until ctx ends.
@@ -214,13 +258,14 @@ Accept the cluster by running on the hub:
 	}
 	ctrllog.SetLogger(klog.NewKlogr())
 	err = agent.Run(ctx, agent.Options{
-		ClusterName:          o.clusterName,
-		Namespace:            agent.DefaultNamespace,
-		SpokeKubeconfig:      path,
-		LeaseDurationSeconds: o.leaseDuration,
-		MetricsAddr:          "0",
-		HealthProbeAddr:      "0",
-		Proxy:                true,
+		ClusterName:           o.clusterName,
+		Namespace:             agent.DefaultNamespace,
+		SpokeKubeconfig:       path,
+		LeaseDurationSeconds:  o.leaseDuration,
+		CertificateExpiration: o.certExpiration,
+		MetricsAddr:           "0",
+		HealthProbeAddr:       "0",
+		Proxy:                 true,
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent

@@ -296,10 +296,13 @@ func caBundle(cfg *rest.Config) ([]byte, error) {
 
 // ControlPlaneOptions are o as the hub runs its embedded control plane:
 // with registration's authorizer for the clusters' agents in front of
-// RBAC, unless o names another.
+// RBAC and its check of their CSRs' subjects, unless o names others.
 func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	if o.Authorizer == nil {
 		o.Authorizer = registration.NewAuthorizer
+	}
+	if o.Admission == nil {
+		o.Admission = registration.NewCSRSubjectAdmission()
 	}
 	return o
 }

@@ -96,7 +96,7 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.StringVar(&opts.SpokeAPIServerURL, "spoke-api-server-url", "", "API server URL reported to the hub in spec.managedClusterClientConfigs (default: the one in --kubeconfig)")
 	f.StringVar(&spokeCAFile, "spoke-ca-file", "", "CA bundle reported with --spoke-api-server-url (default: the one in --kubeconfig)")
 	f.Int32Var(&opts.LeaseDurationSeconds, "lease-duration-seconds", 60, "spec.leaseDurationSeconds of a ManagedCluster the agent creates; the hub's value rules afterwards")
-	f.DurationVar(&opts.CertificateExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration, "lifetime asked for the hub client certificate (at least 10m)")
+	f.DurationVar(&opts.CertificateExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration, "lifetime asked for the hub client certificate (at least 10m; a Flotilla hub signs at most 720h); renewed when a fifth to a quarter of it is left")
 	f.DurationVar(&opts.RenewBefore, "renew-before", 0, "renew the certificate this long before it expires, instead of when 20-25 % of its life is left (for tests)")
 	f.DurationVar(&opts.WorkResyncInterval, "work-resync-interval", work.DefaultResyncInterval, "how often each ManifestWork is checked against the managed cluster besides the events that ask for it (jittered by up to 10 %)")
 	f.DurationVar(&opts.AppliedManifestWorkEvictionGracePeriod, "appliedmanifestwork-eviction-grace-period", work.DefaultEvictionGracePeriod, "how long the objects of a ManifestWork that is gone from a reachable hub are kept before they are removed")
