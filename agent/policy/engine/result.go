@@ -354,16 +354,9 @@ func waitingFor(obj *unstructured.Unstructured) string {
 		parts = append(parts, "finalizers "+strings.Join(f, ", "))
 	}
 	if obj.GetKind() == "Namespace" {
-		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-		spec, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "finalizers")
-		what := "the namespace to finish terminating"
-		if phase != "" {
-			what = "namespace phase " + phase + " to end"
-		}
-		if len(spec) > 0 {
-			what += " (spec.finalizers " + strings.Join(spec, ", ") + ")"
-		}
-		parts = append(parts, what)
+		// spec.finalizers are the namespace controller's, removed as it
+		// empties the namespace: the phase says all.
+		parts = append(parts, "namespace phase Terminating to end")
 	}
 	if len(parts) == 0 {
 		return "the API server to remove it"
