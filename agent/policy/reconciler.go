@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,9 @@ type reconciler struct {
 	// status computed from a stale one would lose history.
 	hub       client.Client
 	hubReader client.Reader
-	watches   *registry
+	// events writes the compliance events, in the cluster's namespace.
+	events  corev1client.EventsGetter
+	watches *registry
 }
 
 // scope is one reconcile of one policy.
@@ -169,7 +172,7 @@ func (r *reconciler) emit(ctx context.Context, s *scope) {
 			FirstTimestamp: metav1.NewTime(s.now), LastTimestamp: metav1.NewTime(s.now), Count: 1,
 			Action: "Evaluate", ReportingController: eventComponent, ReportingInstance: r.cfg.ClusterName,
 		}
-		if err := r.hub.Create(ctx, ev); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := r.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			klog.FromContext(ctx).Info("Cannot record a compliance event on the hub", "event", e.name, "reason", err.Error())
 		}
 	}

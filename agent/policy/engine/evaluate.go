@@ -286,6 +286,7 @@ func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[st
 		merged := mergeObject(tmpl, obj.Object, c.mode, c.metaMode)
 		if patch := mergePatch(obj.Object, merged); len(patch) > 0 {
 			if a := c.act(ActionUpdate, &unstructured.Unstructured{Object: merged}, o); a != nil {
+				a.want = tmpl
 				a.Patch, _ = json.Marshal(patch)
 				a.Recreate = c.recreate
 			}

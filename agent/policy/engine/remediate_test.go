@@ -74,7 +74,7 @@ object-templates:
 	if len(res.Actions) != 0 {
 		t.Fatalf("actions on an object being deleted: %v", res.Actions)
 	}
-	want := "NonCompliant; violation - namespaces [legacy] is being deleted, waiting for namespace phase Terminating to end (spec.finalizers kubernetes)"
+	want := "NonCompliant; violation - namespaces [legacy] is being deleted, waiting for namespace phase Terminating to end"
 	if got := res.Message(); got != want {
 		t.Errorf("message:\n got %s\nwant %s", got, want)
 	}

@@ -188,8 +188,10 @@ type Action struct {
 
 	result *ObjectResult
 	tmpl   *TemplateResult
-	// mode and metaMode compare what the API server returns with what
-	// the action asked for.
+	// want is, for an update, the object template, which the object the
+	// API server returns must match (for a create, Object is);
+	// mode and metaMode compare them.
+	want           map[string]any
 	mode, metaMode mode
 }
 
@@ -264,7 +266,11 @@ func (r *Result) Done(a *Action, obj *unstructured.Unstructured, err error) {
 	name := identifier(a.tmpl.Resource, a.Ref.Metadata.Name, a.Ref.Metadata.Namespace)
 	var mutated []policyv1.FieldDiff
 	if err == nil && obj != nil && a.Type != ActionDelete {
-		mutated = specOnly(compareObject(a.Object.Object, obj.Object, a.mode, a.metaMode))
+		want := a.want
+		if want == nil {
+			want = a.Object.Object
+		}
+		mutated = specOnly(compareObject(want, obj.Object, a.mode, a.metaMode))
 	}
 	switch {
 	case err != nil:
@@ -348,16 +354,9 @@ func waitingFor(obj *unstructured.Unstructured) string {
 		parts = append(parts, "finalizers "+strings.Join(f, ", "))
 	}
 	if obj.GetKind() == "Namespace" {
-		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-		spec, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "finalizers")
-		what := "the namespace to finish terminating"
-		if phase != "" {
-			what = "namespace phase " + phase + " to end"
-		}
-		if len(spec) > 0 {
-			what += " (spec.finalizers " + strings.Join(spec, ", ") + ")"
-		}
-		parts = append(parts, what)
+		// spec.finalizers are the namespace controller's, removed as it
+		// empties the namespace: the phase says all.
+		parts = append(parts, "namespace phase Terminating to end")
 	}
 	if len(parts) == 0 {
 		return "the API server to remove it"
