@@ -21,8 +21,8 @@ import (
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
-// defaultAgentImage is the agent image of this release.
-var defaultAgentImage = "ghcr.io/flotilla-io/flotilla-agent:" + version.Version
+// defaultAgentImage is the agent image of this build: the one `make images` tags.
+var defaultAgentImage = version.Image("flotilla-agent")
 
 type joinOptions struct {
 	*globalOptions
@@ -38,6 +38,9 @@ type joinOptions struct {
 	leaseDuration int32
 	// imageSet records whether --image was given.
 	imageSet bool
+	// dryRun prints what join would install instead, in output.
+	dryRun bool
+	output string
 }
 
 func newJoinCommand(g *globalOptions) *cobra.Command {
@@ -63,6 +66,10 @@ bound to cluster-admin (ClusterRoleBinding
 open-cluster-management:flotilla-agent:execution): whoever may write
 ManifestWorks in this cluster's hub namespace administers this cluster.
 
+The objects are those of the flotilla-agent Helm chart (deploy/charts) for
+the same values; --dry-run prints them, bootstrap Secret included, instead
+of installing them, without access to the cluster (for a GitOps repository).
+
 With --run the agent runs in the foreground of this command instead, with the
 credentials of --kubeconfig, until interrupted.
 
@@ -79,6 +86,9 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 
   # Trust the hub's CA from a file instead of the hub's signed cluster-info.
   flotilla join ... --ca-file hub-ca.crt
+
+  # Write what join installs into a GitOps repository instead of installing it.
+  flotilla join ... --dry-run -o yaml > clusters/cluster1/flotilla-agent.yaml
 
   # Run the agent here, in the foreground (for development).
   flotilla join ... --run`,
@@ -101,6 +111,8 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
 	f.BoolVar(&o.run, "run", false, "run the agent in the foreground instead of installing it")
 	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the objects join would install on the cluster (the flotilla-agent chart's, bootstrap Secret included) instead of installing them; needs no access to the cluster")
+	f.StringVarP(&o.output, "output", "o", outputYAML, "with --dry-run: yaml or json")
 	f.Int32Var(&o.leaseDuration, "lease-duration-seconds", 60, "how often the agent renews its lease on the hub (spec.leaseDurationSeconds of the ManagedCluster it creates); the hub marks the cluster unavailable after 5 times as long without renewal")
 	return cmd
 }
@@ -123,6 +135,12 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	if _, err := parseHubURL(o.hubAPIServer); err != nil {
 		return tok, err
 	}
+	if o.dryRun && (o.run || o.wait) {
+		return tok, errors.New("--dry-run prints what join would install: it neither runs (--run) nor waits (--wait)")
+	}
+	if o.output != outputYAML && o.output != outputJSON {
+		return tok, fmt.Errorf("--output %q: want yaml or json", o.output)
+	}
 	if o.run && o.wait {
 		return tok, errors.New("--wait waits for an installed agent, but --run runs the agent in the foreground: use one of them")
 	}
@@ -142,14 +160,19 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 }
 
 func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
-	// Load the cluster's kubeconfig first: a typo there should not wait on the hub.
-	spoke, err := o.clientsFor(spokeSide)
-	if err != nil {
-		return err
+	// Load the cluster's kubeconfig first: a typo there should not wait on
+	// the hub. A dry run needs no access to the cluster.
+	var spoke *clients
+	if !o.dryRun {
+		var err error
+		if spoke, err = o.clientsFor(spokeSide); err != nil {
+			return err
+		}
 	}
 	prog := newProgress(o.streams.ErrOut)
 	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
 	var ca []byte
+	var err error
 	if o.caFile != "" {
 		if ca, err = readCAFile(o.caFile); err != nil {
 			return err
@@ -170,17 +193,31 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 	if err != nil {
 		return err
 	}
-	if err := apply(ctx, spoke, agentNamespace(), bootstrapSecret(kubeconfig)); err != nil {
+	objs, err := agentObjects(o.clusterName, o.image, o.leaseDuration, kubeconfig)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return printObjects(o.streams.Out, o.output, objs)
+	}
+	if o.run {
+		// In the foreground only the namespace and the bootstrap Secret.
+		var first []client.Object
+		for _, obj := range objs {
+			if k := obj.GetObjectKind().GroupVersionKind().Kind; k == "Namespace" || k == "Secret" {
+				first = append(first, obj)
+			}
+		}
+		if err := apply(ctx, spoke, first...); err != nil {
+			return err
+		}
+		o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
+		return o.runAgent(ctx)
+	}
+	if err := apply(ctx, spoke, objs...); err != nil {
 		return err
 	}
 	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
-
-	if o.run {
-		return o.runAgent(ctx)
-	}
-	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image, o.leaseDuration)...); err != nil {
-		return err
-	}
 	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
 	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
 Accept the cluster by running on the hub:
