@@ -23,8 +23,8 @@ import (
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
-// defaultAgentImage is the agent image of this release.
-var defaultAgentImage = "ghcr.io/flotilla-io/flotilla-agent:" + version.Version
+// defaultAgentImage is the agent image of this build: the one `make images` tags.
+var defaultAgentImage = version.Image("flotilla-agent")
 
 type joinOptions struct {
 	*globalOptions
@@ -42,6 +42,9 @@ type joinOptions struct {
 	imageSet bool
 	// certExpiration is the hub client certificate lifetime the agent asks for.
 	certExpiration time.Duration
+	// dryRun prints what join would install instead, in output.
+	dryRun bool
+	output string
 }
 
 func newJoinCommand(g *globalOptions) *cobra.Command {
@@ -67,6 +70,10 @@ bound to cluster-admin (ClusterRoleBinding
 open-cluster-management:flotilla-agent:execution): whoever may write
 ManifestWorks in this cluster's hub namespace administers this cluster.
 
+The objects are those of the flotilla-agent Helm chart (deploy/charts) for
+the same values; --dry-run prints them, bootstrap Secret included, instead
+of installing them, without access to the cluster (for a GitOps repository).
+
 With --run the agent runs in the foreground of this command instead, with the
 credentials of --kubeconfig, until interrupted.
 
@@ -83,6 +90,9 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 
   # Trust the hub's CA from a file instead of the hub's signed cluster-info.
   flotilla join ... --ca-file hub-ca.crt
+
+  # Write what join installs into a GitOps repository instead of installing it.
+  flotilla join ... --dry-run -o yaml > clusters/cluster1/flotilla-agent.yaml
 
   # Run the agent here, in the foreground (for development).
   flotilla join ... --run`,
@@ -107,6 +117,8 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f.DurationVar(&o.certExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration,
 		"lifetime the agent asks for its hub client certificate (at least 10m; a Flotilla hub signs at most 720h); the agent renews it before it expires")
 	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the objects join would install on the cluster (the flotilla-agent chart's, bootstrap Secret included) instead of installing them; needs no access to the cluster")
+	f.StringVarP(&o.output, "output", "o", outputYAML, "with --dry-run: yaml or json")
 	f.Int32Var(&o.leaseDuration, "lease-duration-seconds", 60, "how often the agent renews its lease on the hub (spec.leaseDurationSeconds of the ManagedCluster it creates); the hub marks the cluster unavailable after 5 times as long without renewal")
 	return cmd
 }
@@ -128,6 +140,12 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	}
 	if _, err := parseHubURL(o.hubAPIServer); err != nil {
 		return tok, err
+	}
+	if o.dryRun && (o.run || o.wait) {
+		return tok, errors.New("--dry-run prints what join would install: it neither runs (--run) nor waits (--wait)")
+	}
+	if o.output != outputYAML && o.output != outputJSON {
+		return tok, fmt.Errorf("--output %q: want yaml or json", o.output)
 	}
 	if o.run && o.wait {
 		return tok, errors.New("--wait waits for an installed agent, but --run runs the agent in the foreground: use one of them")
@@ -151,14 +169,23 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 }
 
 func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
-	// Load the cluster's kubeconfig first: a typo there should not wait on the hub.
-	spoke, err := o.clientsFor(spokeSide)
-	if err != nil {
-		return err
+	// Load the cluster's kubeconfig first: a typo there should not wait on
+	// the hub. A dry run needs no access to the cluster.
+	var spoke *clients
+	if !o.dryRun {
+		var err error
+		if spoke, err = o.clientsFor(spokeSide); err != nil {
+			return err
+		}
 	}
-	if err := o.writeBootstrap(ctx, spoke, tok); err != nil {
+	kubeconfig, err := o.bootstrapKubeconfig(ctx, tok)
+	if err != nil {
+		if spoke == nil {
+			return err
+		}
 		// An agent that holds usable hub credentials needs no token: it
-		// starts, and reconnects, with its certificate.
+		// starts, and reconnects, with its certificate; the cluster keeps
+		// the bootstrap Secret it has.
 		held, heldErr := registration.HeldCredentials(ctx, spoke.kube, agent.DefaultNamespace, o.clusterName, time.Now())
 		if heldErr != nil {
 			return fmt.Errorf("%w\nThe agent needs a valid join token, as it holds no usable hub credentials of its own: %v", err, heldErr)
@@ -168,24 +195,36 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 		}
 		o.notef("Hub: the join token cannot be used (%s); the agent holds hub credentials for cluster %s (certificate valid until %s) and uses them instead",
 			firstLine(err.Error()), o.clusterName, held.Cert.NotAfter.UTC().Format(time.RFC3339))
+		kubeconfig = nil
 	}
-
+	objs, err := agentObjects(o.clusterName, o.image, o.leaseDuration, o.certExpiration, kubeconfig)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return printObjects(o.streams.Out, o.output, objs)
+	}
 	if o.run {
+		// In the foreground only the namespace and the bootstrap Secret.
+		var first []client.Object
+		for _, obj := range objs {
+			if k := obj.GetObjectKind().GroupVersionKind().Kind; k == "Namespace" || k == "Secret" {
+				first = append(first, obj)
+			}
+		}
+		if err := apply(ctx, spoke, first...); err != nil {
+			return err
+		}
+		o.noteBootstrapWritten(kubeconfig)
 		// An agent started again finds the credentials of its first join.
 		held := &corev1.Secret{}
 		joined := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, held) == nil && len(held.Data["kubeconfig"]) > 0
 		return o.runAgent(ctx, joined)
 	}
-	objs := agentObjects(o.clusterName, o.image, o.leaseDuration)
-	for _, obj := range objs {
-		if d, ok := obj.(*appsv1.Deployment); ok && o.certExpiration != agent.DefaultCertificateExpiration {
-			c := &d.Spec.Template.Spec.Containers[0]
-			c.Args = append(c.Args, "--client-cert-expiration="+o.certExpiration.String())
-		}
-	}
 	if err := apply(ctx, spoke, objs...); err != nil {
 		return err
 	}
+	o.noteBootstrapWritten(kubeconfig)
 	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
 	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
 Accept the cluster by running on the hub:
@@ -198,9 +237,15 @@ Accept the cluster by running on the hub:
 	return nil
 }
 
-// writeBootstrap checks the hub and the join token, and writes the
-// bootstrap kubeconfig Secret on the cluster.
-func (o *joinOptions) writeBootstrap(ctx context.Context, spoke *clients, tok bootstrapToken) error {
+func (o *joinOptions) noteBootstrapWritten(kubeconfig []byte) {
+	if kubeconfig != nil {
+		o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
+	}
+}
+
+// bootstrapKubeconfig checks the hub and the join token, and makes the
+// kubeconfig the agent joins with.
+func (o *joinOptions) bootstrapKubeconfig(ctx context.Context, tok bootstrapToken) ([]byte, error) {
 	prog := newProgress(o.streams.ErrOut)
 	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
 	var (
@@ -209,29 +254,20 @@ func (o *joinOptions) writeBootstrap(ctx context.Context, spoke *clients, tok bo
 	)
 	if o.caFile != "" {
 		if ca, err = readCAFile(o.caFile); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		if ca, err = hub.discoverCA(ctx, tok, prog); err != nil {
-			return err
+			return nil, err
 		}
 		o.notef("Hub: learned the CA of %s from its cluster-info, signed with token %s", hub.url, tok.ID)
 	}
 	user, err := hub.checkToken(ctx, ca, tok)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o.notef("Hub: %s accepts the join token (user %s)", hub.url, user.Username)
-
-	kubeconfig, err := BootstrapKubeconfig(hub.url, ca, tok.String())
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, spoke, agentNamespace(), bootstrapSecret(kubeconfig)); err != nil {
-		return err
-	}
-	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
-	return nil
+	return BootstrapKubeconfig(hub.url, ca, tok.String())
 }
 
 // firstLine is the first line of s.
