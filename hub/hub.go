@@ -27,6 +27,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/registration"
@@ -55,6 +56,10 @@ type Options struct {
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
+	// BootstrapTokens is the lifetime and overlap of the bootstrap token the
+	// hub rotates itself; nil means bootstraptoken.DefaultRotation, a zero
+	// Lifetime turns rotation off.
+	BootstrapTokens *bootstraptoken.Rotation
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -159,7 +164,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr); err != nil {
+	if err := setupControllers(mgr, opts); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)
@@ -192,8 +197,8 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,
-// cluster-info, the hub namespace, and the registration RBAC and admission
-// policy. It is idempotent.
+// cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
+// and the registration RBAC and admission policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	crds, err := manifests.AllCRDs()
 	if err != nil {
@@ -220,7 +225,18 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if err := clusterset.Install(ctx, client); err != nil {
 		return err
 	}
+	if err := bootstraptoken.Install(ctx, client); err != nil {
+		return err
+	}
 	return registration.Install(ctx, client)
+}
+
+// bootstrapTokens is the rotation o asks for, or the default.
+func (o Options) bootstrapTokens() bootstraptoken.Rotation {
+	if o.BootstrapTokens == nil {
+		return bootstraptoken.DefaultRotation
+	}
+	return *o.BootstrapTokens
 }
 
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {

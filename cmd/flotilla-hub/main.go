@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -64,7 +65,10 @@ answers. The embedded control plane issues its certificate; with
 
   # ... and serve the ManifestWork admission webhook to its API server:
   flotilla-hub --kubeconfig ~/.kube/config --webhook-bind-address 0.0.0.0 \
-    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443`,
+    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443
+
+  # Rotate the join token every 12 hours, each handed out valid for 4 hours at least:
+  flotilla-hub --bootstrap-token-lifetime 16h --bootstrap-token-overlap 4h`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -104,6 +108,10 @@ answers. The embedded control plane issues its certificate; with
 	f.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", "", "directory with the webhook server's tls.crt, tls.key and the ca.crt that signed them (default: issued from the hub's CA under --data-dir; required with --kubeconfig to serve the webhook)")
 	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
 	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
+	rotation := bootstraptoken.DefaultRotation
+	opts.BootstrapTokens = &rotation
+	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
+	f.DurationVar(&rotation.Overlap, "bootstrap-token-overlap", rotation.Overlap, "the hub creates the next bootstrap token when the newest has this long left, so a token handed out stays valid at least this long")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -114,6 +122,11 @@ answers. The embedded control plane issues its certificate; with
 
 // validate rejects flag combinations that cannot mean anything.
 func validate(cmd *cobra.Command, opts hub.Options) error {
+	if opts.BootstrapTokens != nil {
+		if err := opts.BootstrapTokens.Validate(); err != nil {
+			return err
+		}
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
