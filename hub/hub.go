@@ -27,6 +27,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/proxy"
@@ -60,6 +61,10 @@ type Options struct {
 	// Proxy, when set, is the cluster proxy that the hub's API server
 	// serves (see NewClusterProxy); its controller runs in the manager.
 	Proxy *ClusterProxy
+	// BootstrapTokens is the lifetime and overlap of the bootstrap token the
+	// hub rotates itself; nil means bootstraptoken.DefaultRotation, a zero
+	// Lifetime turns rotation off.
+	BootstrapTokens *bootstraptoken.Rotation
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -165,7 +170,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr); err != nil {
+	if err := setupControllers(mgr, opts); err != nil {
 		return nil, err
 	}
 	if opts.Proxy != nil {
@@ -203,8 +208,8 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,
-// cluster-info, the hub namespace, and the registration RBAC and admission
-// policy. It is idempotent.
+// cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
+// and the registration RBAC and admission policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	crds, err := manifests.AllCRDs()
 	if err != nil {
@@ -231,7 +236,18 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if err := clusterset.Install(ctx, client); err != nil {
 		return err
 	}
+	if err := bootstraptoken.Install(ctx, client); err != nil {
+		return err
+	}
 	return registration.Install(ctx, client)
+}
+
+// bootstrapTokens is the rotation o asks for, or the default.
+func (o Options) bootstrapTokens() bootstraptoken.Rotation {
+	if o.BootstrapTokens == nil {
+		return bootstraptoken.DefaultRotation
+	}
+	return *o.BootstrapTokens
 }
 
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {

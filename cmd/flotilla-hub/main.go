@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -64,7 +65,10 @@ answers. The embedded control plane issues its certificate; with
 
   # ... and serve the ManifestWork admission webhook to its API server:
   flotilla-hub --kubeconfig ~/.kube/config --webhook-bind-address 0.0.0.0 \
-    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443`,
+    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443
+
+  # Rotate the join token every 12 hours, each handed out valid for 4 hours at least:
+  flotilla-hub --bootstrap-token-lifetime 16h --bootstrap-token-overlap 4h`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -106,6 +110,10 @@ answers. The embedded control plane issues its certificate; with
 	f.StringVar(&opts.Webhook.Service, "webhook-service", "", "namespace/name of a Service (port 443) in front of the webhook server, through which the API server calls it instead of --webhook-advertise-url (as the flotilla-hub chart installs it)")
 	f.BoolVar(&opts.Webhook.SelfSigned, "webhook-self-signed", false, "issue a self-signed serving certificate into --webhook-cert-dir at start when it holds none, and register it (for a single hub replica)")
 	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
+	rotation := bootstraptoken.DefaultRotation
+	opts.BootstrapTokens = &rotation
+	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
+	f.DurationVar(&rotation.Overlap, "bootstrap-token-overlap", rotation.Overlap, "the hub creates the next bootstrap token when the newest has this long left, so a token handed out stays valid at least this long")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -116,6 +124,11 @@ answers. The embedded control plane issues its certificate; with
 
 // validate rejects flag combinations that cannot mean anything.
 func validate(cmd *cobra.Command, opts hub.Options) error {
+	if opts.BootstrapTokens != nil {
+		if err := opts.BootstrapTokens.Validate(); err != nil {
+			return err
+		}
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
