@@ -100,6 +100,7 @@ them with "flotilla dev down".`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			o.clustersSet = cmd.Flags().Changed("clusters")
 			return o.run(cmd.Context())
 		},
 	}

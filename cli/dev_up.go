@@ -50,12 +50,14 @@ const devStopGrace = 30 * time.Second
 
 type devUpOptions struct {
 	devOptions
-	clusters   int
-	nodes      int
-	nodeCPU    string
-	nodeMemory string
-	timeout    time.Duration
-	keep       bool
+	clusters int
+	// clustersSet says --clusters was given, not defaulted.
+	clustersSet bool
+	nodes       int
+	nodeCPU     string
+	nodeMemory  string
+	timeout     time.Duration
+	keep        bool
 }
 
 func (o *devUpOptions) validate() error {
@@ -139,7 +141,7 @@ func (o *devUpOptions) prepareDir() (*devState, error) {
 	switch {
 	case err == nil:
 		if !st.Ready.IsZero() {
-			if len(st.Clusters) != o.clusters {
+			if o.clustersSet && len(st.Clusters) != o.clusters {
 				o.notef("Note: the dev environment in %s has %s; --clusters %d applies to a new one (flotilla dev down%s first).",
 					o.dir, countNoun(len(st.Clusters), "cluster", "clusters"), o.clusters, o.dirFlag())
 			}
