@@ -229,3 +229,10 @@ func (p *devProcess) addressInUse() bool {
 	data, err := p.logSinceStart()
 	return err == nil && bytes.Contains(data, []byte("address already in use"))
 }
+
+// dataDirBusy reports whether a server that stopped found its data
+// directory locked by another process.
+func (p *devProcess) dataDirBusy() bool {
+	data, err := p.logSinceStart()
+	return err == nil && bytes.Contains(data, []byte("is in use by another"))
+}
