@@ -85,7 +85,7 @@ piece restarted by hand is recognised by its command line and kept.
 If anything fails to come up (a process that stops), up says which, shows
 the last lines of its log, stops what it started and removes --dir (keeps
 it with --keep). A server that lost its port to another process is started
-again, up to 3 times. The processes keep running after up returns: stop
+again, up to 5 times. The processes keep running after up returns: stop
 them with "flotilla dev down".`,
 		Example: `  # A hub and two clusters in ~/.flotilla/dev:
   flotilla dev up --clusters 2
@@ -100,6 +100,7 @@ them with "flotilla dev down".`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			o.clustersSet = cmd.Flags().Changed("clusters")
 			return o.run(cmd.Context())
 		},
 	}

@@ -17,7 +17,7 @@ import (
 // its directory on its command line (a --data-dir, a --kubeconfig), and
 // nothing else does.
 
-// devPieceNames are the pieces of st, in the order they start: the hub,
+// pieces are the recorded processes, in the order they start: the hub,
 // the clusters, then the agents.
 func (s *devState) pieces() []*devProcess {
 	var ps []*devProcess
@@ -98,6 +98,9 @@ func argValues(args []string) []string {
 // process: the first path inside dir on its recorded command line (the
 // hub's and a cluster's --data-dir, an agent's --kubeconfig).
 func (p *devProcess) identity(dir string) string {
+	if len(p.Args) < 2 {
+		return ""
+	}
 	for _, a := range argValues(p.Args[1:]) {
 		if strings.HasPrefix(a, dir+string(filepath.Separator)) {
 			return a
@@ -110,7 +113,7 @@ func (p *devProcess) identity(dir string) string {
 // same program, with the same identity on its command line.
 func (p *devProcess) isPieceProcess(dir string, q procProcess) bool {
 	id := p.identity(dir)
-	if id == "" || len(p.Args) == 0 || filepath.Base(q.Args[0]) != filepath.Base(p.Args[0]) {
+	if id == "" || len(q.Args) == 0 || filepath.Base(q.Args[0]) != filepath.Base(p.Args[0]) {
 		return false
 	}
 	if filepath.Base(p.Args[0]) == "flotilla" && !isAgentCommand(q.Args) {
@@ -225,4 +228,11 @@ func (p *devProcess) setArg(flag, value string) {
 func (p *devProcess) addressInUse() bool {
 	data, err := p.logSinceStart()
 	return err == nil && bytes.Contains(data, []byte("address already in use"))
+}
+
+// dataDirBusy reports whether a server that stopped found its data
+// directory locked by another process.
+func (p *devProcess) dataDirBusy() bool {
+	data, err := p.logSinceStart()
+	return err == nil && bytes.Contains(data, []byte("is in use by another"))
 }

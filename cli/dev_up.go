@@ -50,12 +50,14 @@ const devStopGrace = 30 * time.Second
 
 type devUpOptions struct {
 	devOptions
-	clusters   int
-	nodes      int
-	nodeCPU    string
-	nodeMemory string
-	timeout    time.Duration
-	keep       bool
+	clusters int
+	// clustersSet says --clusters was given, not defaulted.
+	clustersSet bool
+	nodes       int
+	nodeCPU     string
+	nodeMemory  string
+	timeout     time.Duration
+	keep        bool
 }
 
 func (o *devUpOptions) validate() error {
@@ -139,7 +141,7 @@ func (o *devUpOptions) prepareDir() (*devState, error) {
 	switch {
 	case err == nil:
 		if !st.Ready.IsZero() {
-			if len(st.Clusters) != o.clusters {
+			if o.clustersSet && len(st.Clusters) != o.clusters {
 				o.notef("Note: the dev environment in %s has %s; --clusters %d applies to a new one (flotilla dev down%s first).",
 					o.dir, countNoun(len(st.Clusters), "cluster", "clusters"), o.clusters, o.dirFlag())
 			}
@@ -248,9 +250,13 @@ func (u *devUp) watchFrom(ctx context.Context, stop context.CancelCauseFunc) {
 	}
 }
 
-// devPortTries is how often a server that failed on a busy port is started
-// again before up gives up.
-const devPortTries = 3
+// devPortTries is how often a server that failed on a busy port (or a
+// data directory still held by the process it replaces) is started again
+// before up gives up, devRetryPause apart.
+const (
+	devPortTries  = 5
+	devRetryPause = 2 * time.Second
+)
 
 // startServers starts the hub and the dev clusters side by side (each
 // takes a few seconds to come up). Each picks a free port itself
@@ -287,10 +293,24 @@ func (u *devUp) serve(ctx context.Context, p *devProcess, readyLine string) (str
 		if err == nil {
 			break
 		}
-		if try >= devPortTries || !p.hasExited() || !p.addressInUse() {
+		if try >= devPortTries || !p.hasExited() {
 			return "", err
 		}
-		u.prog.report("%s: its port was taken by another process; starting it again", p.Name)
+		switch {
+		case p.addressInUse():
+			u.prog.report("%s: its port was taken by another process; starting it again", p.Name)
+		case p.dataDirBusy():
+			// A process killed a moment ago holds its data directory until
+			// its last thread has ended, though /proc shows it a zombie.
+			u.prog.report("%s: its data directory is still held by the process it replaces; starting it again", p.Name)
+		default:
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		case <-time.After(devRetryPause):
+		}
 		if err := p.restart(); err != nil {
 			return "", err
 		}

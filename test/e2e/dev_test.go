@@ -157,8 +157,9 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 			seen[u] = true
 		}
 
-		By("killing the hub and the agent of A, and starting A's agent again by hand")
+		By("killing the hub and the agent of A: dev up starts them again, A's hub on its port, and leaves B alone")
 		st := readSandboxState(dirA)
+		bBefore := readSandboxState(dirB)
 		for _, pid := range []int{st.Hub.Process.PID, st.Clusters[0].Agent.PID} {
 			Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 		}
@@ -166,20 +167,27 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 			pids, _ := framework.ProcessesMentioning(filepath.Join(dirA, "hub") + " ")
 			return pids
 		}).WithContext(ctx).Should(BeEmpty())
-		agentArgs := st.Clusters[0].Agent.Args
-		byHand, err := framework.StartProcess(ctx, agentArgs[0], agentArgs[1:]...)
-		Expect(err).NotTo(HaveOccurred())
-
-		By("dev up starts A's hub again, on its port, keeps the agent started by hand, and leaves B alone")
-		bBefore := readSandboxState(dirB)
 		up := runFlotilla(ctx, "dev", "up", "--dir", dirA)
 		Expect(up.code).To(Equal(0), up.stderr)
-		Expect(up.stderr).To(ContainSubstring("cluster1-agent runs as pid"))
-		Expect(up.stderr).To(ContainSubstring("Starting hub in " + dirA))
+		Expect(up.stderr).To(ContainSubstring("Starting hub, cluster1-agent in " + dirA))
+		Expect(up.stderr).NotTo(ContainSubstring("--clusters"))
 		after := readSandboxState(dirA)
 		Expect(after.Hub.URL).To(Equal(st.Hub.URL))
-		Expect(after.Clusters[0].Agent.PID).To(Equal(byHand.Pid()))
+		Expect(after.Hub.Process.PID).NotTo(Equal(st.Hub.Process.PID))
 		Expect(readSandboxState(dirB).Hub.Process.PID).To(Equal(bBefore.Hub.Process.PID))
+		Expect(os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))).To(ContainSubstring("The cluster holds hub credentials from its earlier join"))
+
+		By("an agent of A started again by hand is kept by dev up, and recorded")
+		Expect(syscall.Kill(after.Clusters[0].Agent.PID, syscall.SIGKILL)).To(Succeed())
+		agentArgs := after.Clusters[0].Agent.Args
+		byHand, err := framework.StartProcess(ctx, agentArgs[0], agentArgs[1:]...)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(byHand.Output).WithContext(ctx).Should(ContainSubstring("The hub accepted the cluster"))
+		up = runFlotilla(ctx, "dev", "up", "--dir", dirA)
+		Expect(up.code).To(Equal(0), up.stderr)
+		Expect(up.stderr).To(ContainSubstring(fmt.Sprintf("cluster1-agent runs as pid %d", byHand.Pid())))
+		Expect(up.stderr).To(ContainSubstring("nothing to start"))
+		Expect(readSandboxState(dirA).Clusters[0].Agent.PID).To(Equal(byHand.Pid()))
 		Eventually(func() string {
 			return runFlotilla(ctx, "get", "clusters", "--kubeconfig", filepath.Join(dirA, "hub", "admin.kubeconfig")).stdout
 		}).WithContext(ctx).Should(MatchRegexp(`(?m)^cluster1\s+True\s+True\s+True\s`))
