@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -82,29 +83,43 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	dialer := &upgradeDialer{tls: tlsConfig, host: hub.Host, path: tunnel.TunnelPath(cfg.ClusterName)}
 	md := metadata.Pairs(tunnel.BackendAddressMetadata, lis.Addr().String(), tunnel.BackendTokenMetadata, token)
-	cs := (&konnectivity.ClientSetConfig{
-		Address:         hub.Host,
-		AgentID:         cfg.ClusterName + "-" + cfg.AgentID + "-" + suffix,
-		SyncInterval:    time.Second,
-		ProbeInterval:   5 * time.Second,
-		SyncIntervalCap: 15 * time.Second,
-		XfrChannelSize:  150,
-		DialOptions: []grpc.DialOption{
-			grpc.WithContextDialer(dialer.dial),
-			// The upgraded connection is the TLS connection to the hub.
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 15 * time.Second, PermitWithoutStream: true}),
-			grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-				return streamer(metadata.NewOutgoingContext(ctx, metadata.Join(md, outgoing(ctx))), desc, cc, method, opts...)
-			}),
-		},
-	}).NewAgentClientSet(make(chan struct{}), ctx.Done())
-	cs.SetServerCounter(konnectivity.NewResponseBasedCounter(cs))
 	logger.Info("Opening the cluster proxy's tunnel to the hub", "hub", hub.Host, "userPrefix", cfg.UserPrefix, "groupPrefix", cfg.GroupPrefix)
-	cs.Serve()
-	<-ctx.Done()
+	// The konnectivity client set reconnects by itself, but one whose
+	// connection broke while it carried requests may never let go of it
+	// (seen after hub restarts). So a broken tunnel gets a fresh client
+	// set; the library's backoff paces the dials of each.
+	for ctx.Err() == nil {
+		broke := make(chan struct{})
+		var once sync.Once
+		dialer := &upgradeDialer{tls: tlsConfig, host: hub.Host, path: tunnel.TunnelPath(cfg.ClusterName), broke: func() { once.Do(func() { close(broke) }) }}
+		stop := make(chan struct{})
+		cs := (&konnectivity.ClientSetConfig{
+			Address:         hub.Host,
+			AgentID:         cfg.ClusterName + "-" + cfg.AgentID + "-" + suffix,
+			SyncInterval:    time.Second,
+			ProbeInterval:   5 * time.Second,
+			SyncIntervalCap: 15 * time.Second,
+			XfrChannelSize:  150,
+			DialOptions: []grpc.DialOption{
+				grpc.WithContextDialer(dialer.dial),
+				// The upgraded connection is the TLS connection to the hub.
+				grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 15 * time.Second, PermitWithoutStream: true}),
+				grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+					return streamer(metadata.NewOutgoingContext(ctx, metadata.Join(md, outgoing(ctx))), desc, cc, method, opts...)
+				}),
+			},
+		}).NewAgentClientSet(make(chan struct{}), stop)
+		cs.SetServerCounter(konnectivity.NewResponseBasedCounter(cs))
+		cs.Serve()
+		select {
+		case <-ctx.Done():
+		case <-broke:
+			logger.Info("The cluster proxy's tunnel broke; opening a new one")
+		}
+		close(stop)
+	}
 	return nil
 }
 
@@ -118,6 +133,8 @@ func outgoing(ctx context.Context) metadata.MD {
 type upgradeDialer struct {
 	tls        *tls.Config
 	host, path string
+	// broke is called when an open tunnel's connection fails.
+	broke func()
 }
 
 func (d *upgradeDialer) dial(ctx context.Context, _ string) (net.Conn, error) {
@@ -151,15 +168,24 @@ func (d *upgradeDialer) dial(ctx context.Context, _ string) (net.Conn, error) {
 		return nil, fmt.Errorf("the hub refused the tunnel at %s%s: %s: %s", d.host, d.path, resp.Status, strings.TrimSpace(string(body)))
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return &bufferedConn{Conn: conn, r: br}, nil
+	return &bufferedConn{Conn: conn, r: br, broke: d.broke}, nil
 }
 
+// bufferedConn is the upgraded connection, whose reader may hold bytes
+// read ahead with the response; it says when it fails.
 type bufferedConn struct {
 	net.Conn
-	r *bufio.Reader
+	r     *bufio.Reader
+	broke func()
 }
 
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *bufferedConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.broke()
+	}
+	return n, err
+}
 
 // hubTLSConfig is the TLS configuration of the agent's hub client, for
 // HTTP/1.1 (the upgrade), presenting the newest client certificate.
