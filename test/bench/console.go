@@ -60,18 +60,21 @@ func benchConsole(ctx context.Context, e *env) error {
 	defer cancelAlloc()
 	browser, cancel := chromedp.NewContext(alloc)
 	defer cancel()
-	if err := chromedp.Run(browser, chromedp.Navigate(base+m[2])); err != nil {
+	if err := chromedp.Do(browser, chromedp.Navigate(base+m[2])); err != nil {
 		return fmt.Errorf("open the console: %w", err)
 	}
 	for _, view := range []string{"fleet", "governance"} {
 		// The second load of each view: the first warms the browser.
 		var paint, loaded float64
 		for range 2 {
-			if err := chromedp.Run(browser, chromedp.Navigate(base+"/"+view)); err != nil {
+			if err := chromedp.Do(browser, chromedp.Navigate(base+"/"+view)); err != nil {
 				return fmt.Errorf("open %s: %w", view, err)
 			}
-			if err := chromedp.Run(browser, chromedp.Poll(`(performance.getEntriesByName("first-contentful-paint")[0]||{}).startTime`, &paint, chromedp.WithPollingTimeout(time.Minute)),
-				chromedp.Evaluate(`performance.getEntriesByType("navigation")[0].loadEventEnd`, &loaded)); err != nil {
+			var err error
+			if paint, err = chromedp.Run(browser, chromedp.Poll[float64](`(performance.getEntriesByName("first-contentful-paint")[0]||{}).startTime`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+				return fmt.Errorf("time %s: %w", view, err)
+			}
+			if loaded, err = chromedp.Run(browser, chromedp.Poll[float64](`performance.getEntriesByType("navigation")[0].loadEventEnd`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
 				return fmt.Errorf("time %s: %w", view, err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 
 		By("starting the console and opening its URL")
 		url := startConsole(ctx, hub.Kubeconfig)
-		Expect(chromedp.Run(browser, chromedp.Navigate(url))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Navigate(url))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster1"] .health`) }).Should(ContainSubstring("Available"))
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster2"] .health`) }).Should(ContainSubstring("Available"))
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster3"] .health`) }).Should(ContainSubstring("Pending"))
@@ -82,11 +83,11 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		screenshot(browser, "fleet")
 
 		By("a second browser page without the session is refused, and the spent secret opens nothing")
-		Expect(httpGet(consoleBase(url) + "/fleet")).Error().To(HaveOccurred())
-		Expect(httpGet(url)).Error().To(HaveOccurred())
+		Expect(statusOf(consoleBase(url) + "/fleet")).To(Equal(http.StatusForbidden))
+		Expect(statusOf(url)).To(Equal(http.StatusForbidden))
 
 		By("accepting cluster3 from the console: it joins and turns Available")
-		Expect(chromedp.Run(browser, chromedp.Click(`tr[data-cluster="cluster3"] form[action="/actions/accept"] button`, chromedp.ByQuery))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Click(chromedp.CSS(`tr[data-cluster="cluster3"] form[action="/actions/accept"] button`)))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `#flash`) }).Should(ContainSubstring("Accepted cluster cluster3"))
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster3"] .health`) }, 2*time.Minute).Should(ContainSubstring("Available"))
 
@@ -97,20 +98,20 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Expect(res.code).To(Equal(0), res.stderr)
 		res = onHub("create", "policy", "-f", informPolicy(), "--placement", "everywhere")
 		Expect(res.code).To(Equal(0), res.stderr)
-		Expect(chromedp.Run(browser, chromedp.Navigate(consoleBase(url)+"/governance"))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/governance"))).To(Succeed())
 		cell := `td[data-cell="policies/policy-namespace/cluster1"]`
 		Eventually(func() string { return textOf(browser, cell) }, 2*time.Minute).Should(HaveSuffix(" Compliant"))
 		Eventually(func() string { return textOf(browser, `td[data-cell="policies/policy-namespace/cluster2"]`) }, 2*time.Minute).Should(ContainSubstring("NonCompliant"))
 
 		By("deleting namespace prod on cluster1: its cell turns NonCompliant without a reload")
-		Expect(chromedp.Run(browser, chromedp.Evaluate(`window.notReloaded = true`, nil))).To(Succeed())
+		Expect(chromedp.Run(browser, chromedp.Evaluate[bool](`window.notReloaded = true`))).Error().NotTo(HaveOccurred())
 		Expect(spokes["cluster1"].Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}})).To(Succeed())
 		Eventually(func() string { return textOf(browser, cell) }, 2*time.Minute).Should(ContainSubstring("NonCompliant"))
-		var same bool
-		Expect(chromedp.Run(browser, chromedp.Evaluate(`window.notReloaded === true`, &same))).To(Succeed())
+		same, err := chromedp.Run(browser, chromedp.Evaluate[bool](`window.notReloaded === true`))
+		Expect(err).NotTo(HaveOccurred())
 		Expect(same).To(BeTrue(), "the page was reloaded")
 		screenshot(browser, "governance")
-		Expect(chromedp.Run(browser, chromedp.Click(cell+" a", chromedp.ByQuery))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Click(chromedp.CSS(cell+" a")))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `main`) }).Should(ContainSubstring("namespaces [prod] not found"))
 		screenshot(browser, "governance-cell")
 
@@ -120,18 +121,18 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 			res = onHub("create", "work", "hello", "-f", example, "--clusters", c)
 			Expect(res.code).To(Equal(0), res.stderr)
 		}
-		Expect(chromedp.Run(browser, chromedp.Navigate(consoleBase(url)+"/clusters/cluster1"))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/clusters/cluster1"))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `#work-hello`) }).Should(ContainSubstring("hello"))
 		Eventually(func() string { return textOf(browser, `main`) }).Should(ContainSubstring("Deployment default/hello"))
 		screenshot(browser, "cluster")
 		for _, view := range []string{"rollouts", "placements", "placements/policies/everywhere"} {
-			Expect(chromedp.Run(browser, chromedp.Navigate(consoleBase(url)+"/"+view))).To(Succeed())
+			Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/"+view))).To(Succeed())
 			Eventually(func() string { return textOf(browser, `h1`) }).ShouldNot(BeEmpty())
 			screenshot(browser, regexp.MustCompile(`\W`).ReplaceAllString(view, "-"))
 		}
 
 		By("stopping the agent of cluster2: the fleet shows it unreachable, live")
-		Expect(chromedp.Run(browser, chromedp.Navigate(consoleBase(url)+"/fleet"))).To(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/fleet"))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster2"] .health`) }).Should(ContainSubstring("Available"))
 		agents["cluster2"].Kill()
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster2"] .health`) }, time.Minute).Should(ContainSubstring("Unknown"))
@@ -141,19 +142,19 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		viewer := restrictedKubeconfig(ctx, hub.Kubeconfig, dir)
 		viewerURL := startConsole(ctx, viewer)
 		other := startBrowser()
-		Expect(chromedp.Run(other, chromedp.Navigate(viewerURL))).To(Succeed())
+		Expect(chromedp.Do(other, chromedp.Navigate(viewerURL))).To(Succeed())
 		Eventually(func() string { return textOf(other, `tr[data-cluster="cluster2"] th`) }).Should(Equal("cluster2"))
-		Expect(chromedp.Run(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
+		Expect(chromedp.Do(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
 		Eventually(func() string { return textOf(other, `#works ~ section`) }).Should(ContainSubstring("hello"))
-		Expect(chromedp.Run(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster2"))).To(Succeed())
+		Expect(chromedp.Do(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster2"))).To(Succeed())
 		Eventually(func() string { return textOf(other, `main`) }).Should(ContainSubstring("does not let you see the ManifestWorks in namespace cluster2"))
 		Expect(textOf(other, `main`)).NotTo(ContainSubstring("Deployment default/hello"))
 		screenshot(other, "cluster-restricted")
 
 		By("and the hub refuses them an accept, which the console shows")
-		Expect(chromedp.Run(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
+		Expect(chromedp.Do(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
 		Eventually(func() string { return textOf(other, `form[action="/actions/deny"] button`) }).Should(Equal("Deny"))
-		Expect(chromedp.Run(other, chromedp.Click(`form[action="/actions/deny"] button`, chromedp.ByQuery))).To(Succeed())
+		Expect(chromedp.Do(other, chromedp.Click(chromedp.CSS(`form[action="/actions/deny"] button`)))).To(Succeed())
 		Eventually(func() string { return textOf(other, `#flash`) }).Should(And(ContainSubstring("Refused"), ContainSubstring("forbidden")))
 		mc := &clusterv1.ManagedCluster{}
 		Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster1"}, mc)).To(Succeed())
@@ -179,18 +180,18 @@ func startBrowser() context.Context {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	browser, cancel := chromedp.NewContext(alloc)
 	DeferCleanup(func() { cancel(); cancelAlloc() })
-	Expect(chromedp.Run(browser)).To(Succeed())
+	Expect(chromedp.Do(browser)).To(Succeed())
 	return browser
 }
 
 // textOf is the text of the first element matching sel, "" when none
 // does; it never waits, for Eventually to poll.
 func textOf(browser context.Context, sel string) string {
-	var s string
 	ctx, cancel := context.WithTimeout(browser, 10*time.Second)
 	defer cancel()
 	js := fmt.Sprintf(`(function(){var e=document.querySelector(%q);return e?e.innerText.trim():""})()`, sel)
-	if err := chromedp.Run(ctx, chromedp.Evaluate(js, &s)); err != nil {
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
 		return ""
 	}
 	return s
@@ -199,8 +200,8 @@ func textOf(browser context.Context, sel string) string {
 // screenshot writes the page as <name>.png into artifactDir.
 func screenshot(browser context.Context, name string) {
 	GinkgoHelper()
-	var png []byte
-	Expect(chromedp.Run(browser, chromedp.FullScreenshot(&png, 100))).To(Succeed())
+	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	Expect(err).NotTo(HaveOccurred())
 	Expect(os.MkdirAll(artifactDir, 0o755)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(artifactDir, name+".png"), png, 0o644)).To(Succeed())
 }
@@ -217,6 +218,15 @@ func startConsole(ctx context.Context, kubeconfig string) string {
 	m := consoleURL.FindStringSubmatch(p.Output())
 	Expect(m).NotTo(BeNil(), p.Output())
 	return m[0][len("Console: "):]
+}
+
+// statusOf is the HTTP status of a GET of url without cookies.
+func statusOf(url string) int {
+	GinkgoHelper()
+	resp, err := http.Get(url)
+	Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // consoleBase is the scheme, host and port of a console URL.
