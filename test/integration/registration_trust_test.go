@@ -37,6 +37,10 @@ var _ = Describe("Registration: what a cluster's agent may change on the hub", f
 			mc.Spec.Taints = []clusterv1.Taint{{Key: "maintenance", Effect: clusterv1.TaintEffectNoSelect}}
 		})
 		acceptCluster(ctx, c)
+		// Reported available, the hub leaves the taints as the admin set
+		// them: its own writes would race the agent's below.
+		setAvailable(ctx, c, metav1.ConditionTrue)
+		Eventually(func() []clusterv1.Taint { return getCluster(ctx, c).Spec.Taints }).Should(ConsistOf(HaveField("Key", "maintenance")))
 		agentCfg := agentConfig(ctx, c, "agent1")
 		agent := crClient(agentCfg)
 		Eventually(func() error { return agent.Get(ctx, client.ObjectKey{Name: c}, &clusterv1.ManagedCluster{}) }).Should(Succeed())
