@@ -117,7 +117,7 @@ var _ = Describe("Registration: what a cluster's agent may change on the hub", f
 		kube := kubernetes.NewForConfigOrDie(agentCfg)
 		_, err := kube.CoreV1().Events(c).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{GenerateName: "trust-"},
-			InvolvedObject: corev1.ObjectReference{Kind: "ManagedCluster", Name: c, APIVersion: clusterv1.GroupVersion.String()},
+			InvolvedObject: corev1.ObjectReference{Kind: "ManagedCluster", Namespace: c, Name: c, APIVersion: clusterv1.GroupVersion.String()},
 			Reason:         "Test", Message: "an agent's event", Type: corev1.EventTypeNormal,
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
