@@ -139,11 +139,16 @@ func (c *statusController) ensureAgentAnnotation(ctx context.Context, s *session
 	if mc.Annotations[AgentIDAnnotation] == id {
 		return nil
 	}
+	// A merge patch of the annotation alone: an update would carry the
+	// whole object as read, and the hub refuses an agent's write that
+	// differs from the current object in fields only the hub may change
+	// (taints the hub wrote since, say) before it could report a conflict.
+	before := mc.DeepCopy()
 	if mc.Annotations == nil {
 		mc.Annotations = map[string]string{}
 	}
 	mc.Annotations[AgentIDAnnotation] = id
-	return s.client.Update(ctx, mc)
+	return s.client.Patch(ctx, mc, client.MergeFrom(before))
 }
 
 // joined records that the agent holds hub credentials: a session exists

@@ -49,13 +49,23 @@ func agentGuardedFields() []agentGuardedField {
 	}
 	return []agentGuardedField{
 		field("metadata.labels", "metadata", "labels", "{}", admin),
-		field("spec.taints", "spec", "taints", "[]", admin+" or the hub registration controller"),
+		// Taints compare by key, value and effect: a client sends an unset
+		// timeAdded as null, which the stored object lacks.
+		projected(field("spec.taints", "spec", "taints", "[]", admin+" or the hub registration controller"),
+			"t", "t.key + '=' + (has(t.value) ? t.value : '') + ':' + t.effect"),
 		field("spec.hubAcceptsClient", "spec", "hubAcceptsClient", "false",
 			"a user allowed to update "+ManagedClustersResource+"/"+AcceptSubresource+" in API group "+RegisterGroup+" (flotilla accept), or to deny, a hub admin"),
 		field("spec.leaseDurationSeconds", "spec", "leaseDurationSeconds", "0", admin),
 		field("spec.managedClusterClientConfigs", "spec", "managedClusterClientConfigs", "[]",
 			admin+"; the agent sets it only when it creates the ManagedCluster with its bootstrap identity"),
 	}
+}
+
+// projected compares f by expr of each of its elements, named v.
+func projected(f agentGuardedField, v, expr string) agentGuardedField {
+	f.old = f.old + ".map(" + v + ", " + expr + ")"
+	f.new = f.new + ".map(" + v + ", " + expr + ")"
+	return f
 }
 
 // annotationsExpr compares the annotations outside AgentAnnotationPrefix

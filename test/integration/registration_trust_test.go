@@ -37,6 +37,10 @@ var _ = Describe("Registration: what a cluster's agent may change on the hub", f
 			mc.Spec.Taints = []clusterv1.Taint{{Key: "maintenance", Effect: clusterv1.TaintEffectNoSelect}}
 		})
 		acceptCluster(ctx, c)
+		// Reported available, the hub leaves the taints as the admin set
+		// them: its own writes would race the agent's below.
+		setAvailable(ctx, c, metav1.ConditionTrue)
+		Eventually(func() []clusterv1.Taint { return getCluster(ctx, c).Spec.Taints }).Should(ConsistOf(HaveField("Key", "maintenance")))
 		agentCfg := agentConfig(ctx, c, "agent1")
 		agent := crClient(agentCfg)
 		Eventually(func() error { return agent.Get(ctx, client.ObjectKey{Name: c}, &clusterv1.ManagedCluster{}) }).Should(Succeed())
@@ -113,7 +117,7 @@ var _ = Describe("Registration: what a cluster's agent may change on the hub", f
 		kube := kubernetes.NewForConfigOrDie(agentCfg)
 		_, err := kube.CoreV1().Events(c).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{GenerateName: "trust-"},
-			InvolvedObject: corev1.ObjectReference{Kind: "ManagedCluster", Name: c, APIVersion: clusterv1.GroupVersion.String()},
+			InvolvedObject: corev1.ObjectReference{Kind: "ManagedCluster", Namespace: c, Name: c, APIVersion: clusterv1.GroupVersion.String()},
 			Reason:         "Test", Message: "an agent's event", Type: corev1.EventTypeNormal,
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())

@@ -38,6 +38,7 @@ var _ = Describe("ManifestWorkReplicaSet: no churn when a cluster comes back", f
 		createPlacement(ctx, ns, "all", clusterv1beta1.PlacementSpec{})
 		Eventually(chosen(ctx, ns, "all")).Should(ConsistOf(c))
 		createReplicaSet(ctx, ns, "fleet", "v1", placementRef("all", workv1alpha1.RolloutStrategy{}))
+		Eventually(workExists(ctx, c, "fleet")).Should(BeTrue())
 		Eventually(workCond(ctx, c, "fleet", workv1.WorkApplied)).Should(haveStatus(metav1.ConditionTrue))
 		hubUID := getWork(ctx, hubCP, c, "fleet").UID
 		cm := &corev1.ConfigMap{}
