@@ -1,0 +1,199 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/agent"
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	"github.com/flotilla-io/flotilla/deploy"
+	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+// The charts on "existing clusters": plain control planes that the test
+// starts. The hub controllers and the agent run with nothing but the
+// credentials of their chart's ServiceAccount, which proves the charts'
+// RBAC sufficient; access reviews prove it short of cluster-admin.
+var _ = Describe("Charts on existing clusters", Ordered, func() {
+	var hubCluster, spoke *framework.ControlPlane
+	const cluster = "charted"
+
+	BeforeAll(func(ctx SpecContext) {
+		var err error
+		hubCluster, err = framework.Start(ctx, framework.Spoke)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(hubCluster.Stop)
+		spoke, err = framework.Start(ctx, framework.Spoke)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(spoke.Stop)
+	})
+
+	It("installs the hub chart and runs the hub controllers as its ServiceAccount", func(ctx SpecContext) {
+		objs, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, map[string]any{"createNamespace": true, "apiServer": hubCluster.URL})
+		Expect(err).NotTo(HaveOccurred())
+		applyRendered(ctx, hubCluster.Client, objs)
+
+		kubeconfig := serviceAccountKubeconfig(ctx, hubCluster, deploy.HubNamespace, "flotilla-hub")
+		hubCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done, ready := make(chan error, 1), make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			done <- hub.Run(hubCtx, hub.Options{
+				Kubeconfig: kubeconfig, MetricsAddr: "0", HealthProbeAddr: "0", LeaderElect: true,
+				Ready: func(hub.Info) { close(ready) },
+			})
+		}()
+		DeferCleanup(func() { cancel(); Eventually(done, "30s").Should(Receive()) })
+		select {
+		case <-ready:
+		case err := <-done:
+			Fail("the hub controllers stopped with the chart's ServiceAccount: " + err.Error())
+		case <-time.After(2 * time.Minute):
+			Fail("the hub controllers were not ready within 2m with the chart's ServiceAccount")
+		}
+	})
+
+	It("installs the agent chart with a narrow execution role and joins as its ServiceAccount", func(ctx SpecContext) {
+		res := flotilla(ctx, "init", "-o", "json", "--kubeconfig", hubCluster.AdminKubeconfig)
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		token := hubInitToken(res.Stdout)
+
+		objs, err := deploy.Render(deploy.AgentChart, agent.DefaultNamespace, map[string]any{
+			"clusterName":     cluster,
+			"createNamespace": true,
+			"hub":             map[string]any{"apiServer": hubCluster.URL, "caCert": string(hubCluster.CAData)},
+			"bootstrap":       map[string]any{"token": token},
+			// Only what the specs below deliver: ConfigMaps and Namespaces.
+			"execution": map[string]any{"rules": []any{map[string]any{
+				"apiGroups": []any{""}, "resources": []any{"configmaps", "namespaces"}, "verbs": []any{"*"},
+			}}},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		applyRendered(ctx, spoke.Client, objs)
+
+		opts := agent.Options{
+			ClusterName:     cluster,
+			Namespace:       agent.DefaultNamespace,
+			SpokeKubeconfig: serviceAccountKubeconfig(ctx, spoke, agent.DefaultNamespace, "flotilla-agent"),
+			MetricsAddr:     "0",
+			HealthProbeAddr: "0",
+		}
+		startAgent(opts)
+		Eventually(func() int {
+			return flotilla(ctx, "accept", "--clusters", cluster, "--kubeconfig", hubCluster.AdminKubeconfig).Code
+		}, "60s", "1s").Should(Equal(0))
+		Eventually(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, s)).To(Succeed())
+			g.Expect(s.Data).To(HaveKey("kubeconfig"))
+		}, "60s").Should(Succeed())
+	})
+
+	It("delivers a ManifestWork", func(ctx SpecContext) {
+		file := filepath.Join(GinkgoT().TempDir(), "cm.yaml")
+		Expect(os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: charted, namespace: default}\ndata: {from: hub}\n"), 0o600)).To(Succeed())
+		res := flotilla(ctx, "create", "work", "charted", "-f", file, "--clusters", cluster, "--kubeconfig", hubCluster.AdminKubeconfig)
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "charted"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("from", "hub"))
+		}, "60s").Should(Succeed())
+	})
+
+	It("enforces a Policy", func(ctx SpecContext) {
+		const ns = "charted-policies"
+		Expect(hubCluster.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		res := flotilla(ctx, "clusterset", "bind", "default", "--namespace", ns, "--kubeconfig", hubCluster.AdminKubeconfig)
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(hubCluster.Client.Create(ctx, &clusterv1beta1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"},
+			Spec:       clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}},
+		})).To(Succeed())
+		res = flotilla(ctx, "create", "policy", "-f", "../../../shared/examples/policy-namespace.yaml", "-n", ns,
+			"--placement", "all", "--wait", "--timeout", "90s", "--kubeconfig", hubCluster.AdminKubeconfig)
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Name: "prod"}, &corev1.Namespace{})).To(Succeed())
+	})
+
+	It("grants neither ServiceAccount cluster-admin", func(ctx SpecContext) {
+		hubSA := "system:serviceaccount:" + deploy.HubNamespace + ":flotilla-hub"
+		agentSA := "system:serviceaccount:" + agent.DefaultNamespace + ":flotilla-agent"
+		for _, check := range []struct {
+			on   *framework.ControlPlane
+			user string
+			attr authorizationv1.ResourceAttributes
+		}{
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "delete", Resource: "secrets", Namespace: "kube-system"}},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "escalate", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: check.user, Groups: []string{"system:serviceaccounts"}, ResourceAttributes: ptr.To(check.attr),
+			}}
+			Expect(check.on.Client.Create(ctx, sar)).To(Succeed())
+			Expect(sar.Status.Allowed).To(BeFalse(), "%s may %s %s/%s", check.user, check.attr.Verb, check.attr.Group, check.attr.Resource)
+		}
+	})
+})
+
+// applyRendered applies a chart's objects server-side, as helm or kubectl
+// apply --server-side would, waiting for CRDs to be served.
+func applyRendered(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) {
+	GinkgoHelper()
+	for _, o := range objs {
+		Eventually(func() error {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("chart-test"), client.ForceOwnership)
+		}, "30s").Should(Succeed(), "apply %s %s", o.GetKind(), o.GetName())
+	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig with a token of ServiceAccount
+// ns/name and nothing else, and returns its path.
+func serviceAccountKubeconfig(ctx context.Context, cp *framework.ControlPlane, ns, name string) string {
+	GinkgoHelper()
+	var tr *authenticationv1.TokenRequest
+	Eventually(func() error {
+		var err error
+		tr, err = cp.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+		}, metav1.CreateOptions{})
+		return err
+	}, "30s").Should(Succeed())
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: cp.URL, CertificateAuthorityData: cp.CAData}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa"}
+	cfg.CurrentContext = "c"
+	path := filepath.Join(GinkgoT().TempDir(), name+".kubeconfig")
+	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
+	return path
+}
+
+// hubInitToken is the join token of init -o json's output.
+func hubInitToken(out string) string {
+	GinkgoHelper()
+	var t joinToken
+	Expect(json.Unmarshal([]byte(out), &t)).To(Succeed(), "init -o json printed %q", out)
+	return t.HubToken
+}
