@@ -63,7 +63,8 @@ test-e2e: build ## End-to-end tests: the real binaries as separate processes.
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN) $(BENCH_FLAGS)
 
-demo: build ## Start a hub and 2 simulated clusters in .demo/, run a workload on both, show it.
+demo: ## Build, start a hub and 3 simulated clusters in .demo/, run workloads and a policy, show them.
+	@hack/build-with-progress.sh $(MAKE) --no-print-directory build
 	hack/demo.sh
 
 demo-down: ## Stop the demo (flotilla dev down) and remove .demo/.

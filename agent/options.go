@@ -88,6 +88,12 @@ type Options struct {
 	// "0" or empty turns them off.
 	MetricsAddr     string
 	HealthProbeAddr string
+	// Proxy keeps the cluster proxy's tunnel open to the hub (agent/proxy).
+	Proxy bool
+	// ProxyUserPrefix and ProxyGroupPrefix begin the names hub users and
+	// groups have on the managed cluster through the proxy; empty means
+	// proxy.DefaultPrefix.
+	ProxyUserPrefix, ProxyGroupPrefix string
 	// Profiling adds Go's /debug/pprof/ endpoints and /debug/memory (where
 	// the process's memory goes) to the metrics server at MetricsAddr.
 	Profiling bool
@@ -137,6 +143,11 @@ func (o *Options) Validate() error {
 	}
 	if o.AppliedManifestWorkEvictionGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("eviction grace period %s must not be negative", o.AppliedManifestWorkEvictionGracePeriod))
+	}
+	for flag, p := range map[string]string{"--proxy-user-prefix": o.ProxyUserPrefix, "--proxy-group-prefix": o.ProxyGroupPrefix} {
+		if strings.TrimSpace(p) != p || strings.ContainsAny(p, "\r\n") {
+			errs = append(errs, fmt.Errorf("%s %q must not hold spaces or line breaks", flag, p))
+		}
 	}
 	if o.Profiling && addr(o.MetricsAddr) == "0" {
 		errs = append(errs, errors.New("profiling is served on the metrics address: give one (--metrics-bind-address 127.0.0.1:PORT) or leave --profiling off"))

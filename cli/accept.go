@@ -95,7 +95,7 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
 	f.BoolVar(&o.wait, "wait", false, "wait until each cluster has asked to join, then until it has joined")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	f.BoolVar(&o.skipCheck, "skip-approve-check", false, "approve every pending CSR of the clusters, even those that fail the checks")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	aliasClusterFlag(g, cmd)
 	return cmd
 }
 
@@ -213,7 +213,7 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 			}
 			w.last = passes[i]
 			if missing := passes[i].missing(); len(missing) > 0 {
-				w.prog.report("Waiting for cluster %s: %s", name, missing[0])
+				w.prog.wait("Waiting for cluster "+name, missing[0])
 				continue
 			}
 			w.prog.report("Cluster %s is accepted and joined.", name)
@@ -435,10 +435,10 @@ func (p acceptPass) missing() []string {
 	}
 	conds := p.cluster.Status.Conditions
 	if !meta.IsStatusConditionTrue(conds, clusterv1.ManagedClusterConditionHubAccepted) {
-		m = append(m, "the hub has not set HubAcceptedManagedCluster=True yet (do the hub controllers run?)")
+		m = append(m, fmt.Sprintf("the hub has not set HubAcceptedManagedCluster=True yet (do the hub controllers run? see `flotilla describe cluster %s` and the hub's log)", p.name))
 	}
 	if !meta.IsStatusConditionTrue(conds, clusterv1.ManagedClusterConditionJoined) {
-		m = append(m, "its agent has not joined yet (ManagedClusterJoined is not True: see the agent's logs on the cluster)")
+		m = append(m, fmt.Sprintf("its agent has not joined yet (ManagedClusterJoined is not True: see `flotilla describe cluster %s` and the agent's log on the cluster)", p.name))
 	}
 	return m
 }
@@ -500,6 +500,6 @@ namespaces stay, and "flotilla accept" takes them back.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&clusters, "clusters", nil, "names of the clusters to deny, comma separated")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	aliasClusterFlag(g, cmd)
 	return cmd
 }

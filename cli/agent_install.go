@@ -99,6 +99,10 @@ func agentObjects(cluster, image string, leaseDurationSeconds int32) []client.Ob
 				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
 				{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews", "selfsubjectaccessreviews"}, Verbs: []string{"create"}},
 				{NonResourceURLs: []string{"/livez", "/readyz", "/healthz", "/version"}, Verbs: []string{"get"}},
+				// The cluster proxy (agent/proxy) acts as hub users, always
+				// under the agent's prefixes (flotilla: by default): RBAC
+				// cannot limit impersonation to a prefix, the agent does.
+				{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"impersonate"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{

@@ -176,7 +176,10 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
 
 	if o.run {
-		return o.runAgent(ctx)
+		// An agent started again finds the credentials of its first join.
+		held := &corev1.Secret{}
+		joined := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, held) == nil && len(held.Data["kubeconfig"]) > 0
+		return o.runAgent(ctx, joined)
 	}
 	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image, o.leaseDuration)...); err != nil {
 		return err
@@ -194,17 +197,21 @@ Accept the cluster by running on the hub:
 }
 
 // runAgent runs the agent in this process until ctx ends.
-func (o *joinOptions) runAgent(ctx context.Context) error {
+func (o *joinOptions) runAgent(ctx context.Context, joined bool) error {
 	path, cleanup, err := o.spokeKubeconfigFile()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(o.streams.Out, `Running the agent of cluster %q in the foreground; interrupt it to stop.
+	if joined {
+		fmt.Fprintf(o.streams.Out, "Running the agent of cluster %q in the foreground; interrupt it to stop.\nThe cluster holds hub credentials from its earlier join: the agent goes on with them, and logs \"The hub accepted the cluster\" once the hub lets it in.\n", o.clusterName)
+	} else {
+		fmt.Fprintf(o.streams.Out, `Running the agent of cluster %q in the foreground; interrupt it to stop.
 Accept the cluster by running on the hub:
 
     flotilla accept --clusters %s
 `, o.clusterName, o.clusterName)
+	}
 	ctrllog.SetLogger(klog.NewKlogr())
 	err = agent.Run(ctx, agent.Options{
 		ClusterName:          o.clusterName,
@@ -213,6 +220,7 @@ Accept the cluster by running on the hub:
 		LeaseDurationSeconds: o.leaseDuration,
 		MetricsAddr:          "0",
 		HealthProbeAddr:      "0",
+		Proxy:                true,
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent
@@ -288,7 +296,7 @@ func (o *joinOptions) waitForCredentials(ctx context.Context, spoke *clients) er
 		} else {
 			missing = fmt.Sprintf("the hub has not accepted the cluster yet (on the hub: flotilla accept --clusters %s)", o.clusterName)
 		}
-		prog.report("Waiting: %s", missing)
+		prog.wait("Waiting", missing)
 		return false, nil
 	})
 	if errors.Is(err, errTimedOut) {

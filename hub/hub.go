@@ -30,8 +30,10 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/manifests"
 )
@@ -60,6 +62,9 @@ type Options struct {
 	// hub rotates itself; nil means bootstraptoken.DefaultRotation, a zero
 	// Lifetime turns rotation off.
 	BootstrapTokens *bootstraptoken.Rotation
+	// Proxy, when set, is the cluster proxy that the hub's API server
+	// serves (see NewClusterProxy); its controller runs in the manager.
+	Proxy *ClusterProxy
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -115,7 +120,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
-		cp, err := controlplane.Start(ctx, ControlPlaneOptions(opts.ControlPlane))
+		opts.Proxy = NewClusterProxy(ctx)
+		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(opts.ControlPlane)))
 		if err != nil {
 			return err
 		}
@@ -167,6 +173,11 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if err := setupControllers(mgr, opts); err != nil {
 		return nil, err
 	}
+	if opts.Proxy != nil {
+		if err := proxy.Setup(mgr, opts.Proxy.Server, opts.Proxy.handler); err != nil {
+			return nil, fmt.Errorf("set up the cluster proxy: %w", err)
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	if opts.LeaderElect {
@@ -204,7 +215,7 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrap.InstallCRDs(ctx, cfg, crds); err != nil {
+	if err := kubeapply.InstallCRDs(ctx, cfg, crds); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -306,5 +317,27 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	if o.Authorizer == nil {
 		o.Authorizer = registration.NewAuthorizer
 	}
+	return o
+}
+
+// ClusterProxy is the hub's cluster proxy (hub/proxy): the clusters'
+// tunnels, served by the embedded API server.
+type ClusterProxy struct {
+	// Server holds the open tunnels.
+	Server  *proxy.Server
+	handler *proxy.Handler
+}
+
+// NewClusterProxy returns a cluster proxy that serves tunnels until ctx
+// ends.
+func NewClusterProxy(ctx context.Context) *ClusterProxy {
+	s := proxy.NewServer()
+	go s.Serve(ctx)
+	return &ClusterProxy{Server: s, handler: &proxy.Handler{Server: s}}
+}
+
+// Serve returns o with the cluster proxy served by the API server.
+func (p *ClusterProxy) Serve(o controlplane.Options) controlplane.Options {
+	o.Extensions = append(o.Extensions, p.handler.Extension())
 	return o
 }

@@ -152,7 +152,6 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 		Agent:     a,
 		hub:       mgr.GetClient(),
 		hubReader: mgr.GetAPIReader(),
-		recorder:  mgr.GetEventRecorder("policy-agent"),
 		watches:   newRegistry(a.spoke.dynamic, a.cfg.ClusterName),
 	}
 	templates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.Namespace, cluster: a.cfg.ClusterName}

@@ -101,9 +101,9 @@ func (r *Registration) waitAccepted(ctx context.Context, s *session) error {
 		err := s.client.Get(ctx, client.ObjectKey{Name: r.cfg.ClusterName}, &clusterv1.ManagedCluster{})
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
-			if said {
-				logger.Info("The hub accepted the cluster")
-			}
+			// Said on every start, so that an agent restarted after the
+			// cluster was accepted says so rather than nothing.
+			logger.Info("The hub accepted the cluster")
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/agent"
+	agentproxy "github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/work"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
@@ -101,6 +102,9 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.DurationVar(&opts.AppliedManifestWorkEvictionGracePeriod, "appliedmanifestwork-eviction-grace-period", work.DefaultEvictionGracePeriod, "how long the objects of a ManifestWork that is gone from a reachable hub are kept before they are removed")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9446", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9447", "address of /healthz and /readyz (0 disables them)")
+	f.BoolVar(&opts.Proxy, "cluster-proxy", true, "keep a tunnel open to the hub so that hub users reach this cluster's API through the hub, as themselves under --proxy-user-prefix and --proxy-group-prefix")
+	f.StringVar(&opts.ProxyUserPrefix, "proxy-user-prefix", agentproxy.DefaultPrefix, "prefix of the user name a hub user has on this cluster through the hub (never empty)")
+	f.StringVar(&opts.ProxyGroupPrefix, "proxy-group-prefix", agentproxy.DefaultPrefix, "prefix of the group names a hub user has on this cluster through the hub (never empty)")
 	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof/ and /debug/memory on the metrics address (not for exposed addresses: they reveal the process's internals)")
 	_ = cmd.MarkFlagRequired("cluster-name")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // Install creates the namespace open-cluster-management and the bootstrap
@@ -27,13 +27,13 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 		return fmt.Errorf("create ServiceAccount %s/%s: %w", Namespace, ServiceAccountName, err)
 	}
 	rbac := client.RbacV1()
-	err := bootstrap.Install(ctx, rbac.ClusterRoles(), ClusterRole(), "ClusterRole",
+	err := kubeapply.Install(ctx, rbac.ClusterRoles(), ClusterRole(), "ClusterRole",
 		func(r *rbacv1.ClusterRole) *[]rbacv1.PolicyRule { return &r.Rules })
 	if err != nil {
 		return err
 	}
 	for _, b := range []*rbacv1.ClusterRoleBinding{GroupBinding(), ServiceAccountBinding()} {
-		err := bootstrap.Install(ctx, rbac.ClusterRoleBindings(), b, "ClusterRoleBinding",
+		err := kubeapply.Install(ctx, rbac.ClusterRoleBindings(), b, "ClusterRoleBinding",
 			func(b *rbacv1.ClusterRoleBinding) *[]rbacv1.Subject { return &b.Subjects })
 		if err != nil {
 			return err

@@ -51,7 +51,7 @@ func apiServerArgs(p *pki, etcdServers []string, bind string, port int, advertis
 // ends, with the authorizer that first makes (if any) in front of its own.
 // Errors while configuring are returned; errors while running arrive on
 // the returned channel, which is closed when the server has stopped.
-func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer) (<-chan error, error) {
+func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer, exts []Extension) (<-chan error, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -87,10 +87,11 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 			info.Authorizer = union.New(a, info.Authorizer)
 		}
 	}
+	applyExtensions(exts, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
 	done := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := runServer(ctx, config); err != nil {
+		if err := runServer(ctx, config, exts); err != nil {
 			done <- err
 		}
 	}()
@@ -99,7 +100,7 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 
 // runServer is the rest of app.Run: it builds the server chain from
 // config and serves until ctx ends.
-func runServer(ctx context.Context, config *app.Config) error {
+func runServer(ctx context.Context, config *app.Config, exts []Extension) error {
 	completed, err := config.Complete()
 	if err != nil {
 		return err
@@ -108,6 +109,7 @@ func runServer(ctx context.Context, config *app.Config) error {
 	if err != nil {
 		return err
 	}
+	serveExtensions(exts, server.GenericAPIServer)
 	prepared, err := server.PrepareRun()
 	if err != nil {
 		return err

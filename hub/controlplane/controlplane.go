@@ -42,6 +42,8 @@ type Options struct {
 	// consults before its own (the privileged group, then RBAC), from the
 	// API server's informers.
 	Authorizer func(informers.SharedInformerFactory) authorizer.Authorizer
+	// Extensions are served by the API server besides its own APIs.
+	Extensions []Extension
 }
 
 // startTimeout bounds the wait for the API server and controllers to be ready.
@@ -134,7 +136,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
-	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer)
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer, opts.Extensions)
 	if err != nil {
 		return nil, err
 	}

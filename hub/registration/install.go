@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // Install creates, or updates to the current definitions, what the
@@ -20,28 +20,28 @@ import (
 // every start, on the embedded control plane and on existing clusters.
 func Install(ctx context.Context, client kubernetes.Interface) error {
 	for _, role := range sharedClusterRoles() {
-		err := bootstrap.Install(ctx, client.RbacV1().ClusterRoles(), role, "ClusterRole",
+		err := kubeapply.Install(ctx, client.RbacV1().ClusterRoles(), role, "ClusterRole",
 			func(r *rbacv1.ClusterRole) *[]rbacv1.PolicyRule { return &r.Rules })
 		if err != nil {
 			return err
 		}
 	}
 	adm := client.AdmissionregistrationV1()
-	err := bootstrap.Install(ctx, adm.ValidatingAdmissionPolicies(), acceptPolicy(), "ValidatingAdmissionPolicy",
+	err := kubeapply.Install(ctx, adm.ValidatingAdmissionPolicies(), acceptPolicy(), "ValidatingAdmissionPolicy",
 		func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
 			return &p.Spec
 		})
 	if err != nil {
 		return err
 	}
-	err = bootstrap.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), acceptPolicyBinding(), "ValidatingAdmissionPolicyBinding",
+	err = kubeapply.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), acceptPolicyBinding(), "ValidatingAdmissionPolicyBinding",
 		func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
 			return &b.Spec
 		})
 	if err != nil {
 		return err
 	}
-	err = bootstrap.Install(ctx, client.FlowcontrolV1().FlowSchemas(), leaseFlowSchema(), "FlowSchema",
+	err = kubeapply.Install(ctx, client.FlowcontrolV1().FlowSchemas(), leaseFlowSchema(), "FlowSchema",
 		func(f *flowcontrolv1.FlowSchema) *flowcontrolv1.FlowSchemaSpec { return &f.Spec })
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	var mu sync.Mutex
 	var result ctrl.Result
 	for _, pt := range s.placements {
-		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now)
+		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now).pausedIf(paused(s.mwrs))
 		for _, c := range pt.rollout.push {
 			spec, cur := s.rendered[c], s.works[c]
 			jobs = append(jobs, func(ctx context.Context) error {
@@ -90,7 +90,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	// The status describes the state after the writes.
 	for _, pt := range s.placements {
-		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now)
+		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now).pausedIf(paused(s.mwrs))
 		if pt.rollout.requeueAfter > 0 && (result.RequeueAfter == 0 || pt.rollout.requeueAfter < result.RequeueAfter) {
 			result.RequeueAfter = pt.rollout.requeueAfter
 		}

@@ -40,6 +40,7 @@ var scenarios = []scenario{
 	{"placement", benchPlacement},
 	{"fleet", benchFleet},
 	{"agent-cpu", benchAgentCPU},
+	{"console", benchConsole},
 }
 
 func main() {
