@@ -174,7 +174,12 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 		Expect(after.Hub.URL).To(Equal(st.Hub.URL))
 		Expect(after.Hub.Process.PID).NotTo(Equal(st.Hub.Process.PID))
 		Expect(readSandboxState(dirB).Hub.Process.PID).To(Equal(bBefore.Hub.Process.PID))
-		Expect(os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))).To(ContainSubstring("The cluster holds hub credentials from its earlier join"))
+		// The cluster may still be Available from before, so dev up need
+		// not have waited for the new agent to say so.
+		Eventually(func() string {
+			log, _ := os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))
+			return string(log)
+		}).WithContext(ctx).Should(ContainSubstring("The cluster holds hub credentials from its earlier join"))
 
 		By("an agent of A started again by hand is kept by dev up, and recorded")
 		Expect(syscall.Kill(after.Clusters[0].Agent.PID, syscall.SIGKILL)).To(Succeed())
