@@ -337,6 +337,9 @@ func (u *devUp) startAgent(ctx context.Context, c *devCluster, flotilla string, 
 		return err
 	}
 	u.prog.report("Cluster %s: ready at %s with %d nodes in %s", c.Name, c.URL, u.nodes, c.Labels["region"])
+	if err := grantHubAdmins(ctx, c.Kubeconfig); err != nil {
+		return err
+	}
 	c.Agent, err = startDetached(c.Name+"-agent", flotilla, filepath.Join(u.dir, c.Name+"-agent.log"),
 		"join", "--run", "--kubeconfig", c.Kubeconfig, "--cluster-name", c.Name,
 		"--hub-token", join.HubToken, "--hub-apiserver", join.HubAPIServer, "--ca-file", filepath.Join(u.dir, "hub-ca.crt"))
@@ -482,6 +485,10 @@ func (u *devUp) printSummary(took time.Duration) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nUse the hub:\n    export KUBECONFIG=%s\n    flotilla get clusters -o wide\n", u.state.Hub.Kubeconfig)
+	if len(u.state.Clusters) > 0 {
+		first := u.state.Clusters[0].Name
+		fmt.Fprintf(out, "Reach a cluster through the hub (no port on the cluster):\n    flotilla kubeconfig --cluster %s --output-file %s.kubeconfig && kubectl --kubeconfig %s.kubeconfig get pods -A\n", first, first, first)
+	}
 	fmt.Fprintf(out, "Use a cluster:\n")
 	for _, c := range u.state.Clusters {
 		fmt.Fprintf(out, "    export KUBECONFIG=%s\n", c.Kubeconfig)

@@ -321,7 +321,10 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 	for _, cluster := range o.clusters {
 		prog[cluster] = newProgress(o.streams.ErrOut)
 	}
+	hubProg := newProgress(o.streams.ErrOut)
+	var hubErr error
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
+		hubErr = nil
 		done := true
 		for _, cluster := range o.clusters {
 			if m, ok := missing[cluster]; ok && len(m) == 0 {
@@ -332,6 +335,10 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 			switch {
 			case apierrors.IsNotFound(err):
 				mw = nil
+			case hubDown(err):
+				hubErr = err
+				hubProg.report("Waiting for the hub %s to answer again: %v", c.where, err)
+				return false, nil
 			case err != nil:
 				return false, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
 			default:
@@ -356,6 +363,9 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 			if m := missing[cluster]; len(m) > 0 {
 				lacks = append(lacks, fmt.Sprintf("cluster %s: %s", cluster, strings.Join(m, "; ")))
 			}
+		}
+		if hubErr != nil {
+			return explain(hubErr, c.where, fmt.Sprintf("timed out after --timeout %s waiting for the hub to answer again, to read ManifestWork %s", o.timeout, name))
 		}
 		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWork %s:\n  %s\nSee its status with: flotilla get works %s -o wide", o.timeout, name, strings.Join(lacks, "\n  "), name)
 	}

@@ -144,6 +144,7 @@ The sandbox keeps running. Explore it:
     $BIN/flotilla get works --clusters cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
     $BIN/flotilla dev status --dir $DEMO
+    $BIN/flotilla console     # the web console: open the URL it prints
 Logs: $DEMO/*.log
 Stop it and remove $DEMO:  make demo-down
 MSG

@@ -187,7 +187,11 @@ func placementRolledOut(s *scope) metav1.Condition {
 			for _, f := range ro.failed {
 				bad = append(bad, fmt.Sprintf("%s (%s)", f.cluster, f.why))
 			}
-			stopped = append(stopped, fmt.Sprintf("Placement %s: rollout stopped, %s: %s", pt.name, ro.stopReason, shortList(bad)))
+			msg := fmt.Sprintf("Placement %s: rollout stopped, %s", pt.name, ro.stopReason)
+			if len(bad) > 0 {
+				msg += ": " + shortList(bad)
+			}
+			stopped = append(stopped, msg)
 		case ro.complete:
 			done += len(pt.clusters)
 		default:

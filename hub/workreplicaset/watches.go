@@ -45,10 +45,12 @@ func decisionClusters(o client.Object) []string {
 }
 
 // replicaSetChanged passes replica set changes that need a reconcile: its
-// spec, its deletion, its finalizers; not the status this controller writes.
+// spec, its deletion, its finalizers, its pause; not the status this
+// controller writes.
 func replicaSetChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+			e.ObjectOld.GetAnnotations()[workv1alpha1.PausedAnnotation] != e.ObjectNew.GetAnnotations()[workv1alpha1.PausedAnnotation] ||
 			!e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
 			len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
 	}}

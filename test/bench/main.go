@@ -40,6 +40,8 @@ var scenarios = []scenario{
 	{"placement", benchPlacement},
 	{"fleet", benchFleet},
 	{"agent-cpu", benchAgentCPU},
+	{"console", benchConsole},
+	{"proxy", benchProxy},
 }
 
 func main() {

@@ -59,3 +59,9 @@ const ManifestWorkReplicaSetFinalizer = "work.open-cluster-management.io/manifes
 // hub last wrote its spec: progressDeadline and minSuccessTime count from
 // it (a Flotilla annotation; OCM keeps this in memory).
 const RolloutTimeAnnotation = "work.flotilla.io/rollout-time"
+
+// PausedAnnotation set to "true" on a ManifestWorkReplicaSet pauses its
+// rollout: the hub writes no new spec to any ManifestWork until it is
+// removed, and PlacementRolledOut says the rollout is paused (a Flotilla
+// annotation; OCM has no pause). Works already written stay as they are.
+const PausedAnnotation = "work.flotilla.io/paused"

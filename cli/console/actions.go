@@ -1,0 +1,124 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// action is one action button and the command that does the same.
+type action struct {
+	Action, Label, Class, Command, CSRF string
+	Fields                              map[string]string
+}
+
+func actionAccept(csrf, cluster string) action {
+	return action{"accept", "Accept", "primary", "flotilla accept --clusters " + cluster, csrf, map[string]string{"cluster": cluster}}
+}
+
+func actionDeny(csrf, cluster string) action {
+	return action{"deny", "Deny", "danger", "flotilla deny --clusters " + cluster, csrf, map[string]string{"cluster": cluster}}
+}
+
+func actionPause(csrf, ns, name string) action {
+	return action{"pause", "Pause rollout", "", fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s=true", name, ns, workv1alpha1.PausedAnnotation), csrf, map[string]string{"namespace": ns, "name": name}}
+}
+
+func actionResume(csrf, ns, name string) action {
+	return action{"resume", "Resume rollout", "primary", fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s-", name, ns, workv1alpha1.PausedAnnotation), csrf, map[string]string{"namespace": ns, "name": name}}
+}
+
+func actionRemediation(csrf, ns, name, to string) action {
+	return action{"remediation", "Switch to " + to, "", fmt.Sprintf(`kubectl patch policy %s -n %s --type merge -p '{"spec":{"remediationAction":"%s"}}'`, name, ns, to), csrf, map[string]string{"namespace": ns, "name": name, "to": to}}
+}
+
+func init() {
+	funcs["actionAccept"] = actionAccept
+	funcs["actionDeny"] = actionDeny
+	funcs["actionPause"] = actionPause
+	funcs["actionResume"] = actionResume
+	funcs["actionRemediation"] = actionRemediation
+}
+
+// resultData is the model of the page an action without script answers with.
+type resultData struct {
+	OK      bool
+	Message string
+	Back    string
+}
+
+// act runs one action with the caller's credentials. It answers a
+// script's request with the message as text, and a plain form post with a
+// page.
+func (s *server) act(w http.ResponseWriter, r *http.Request) {
+	if !s.auth.originAllowed(r) || r.PostFormValue("csrf") != csrfOf(r) || csrfOf(r) == "" {
+		http.Error(w, "Forbidden: this action did not come from the console's own page (origin or CSRF token missing or wrong).", http.StatusForbidden)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	msg, err := s.do(ctx, r.PathValue("action"), r.PostFormValue)
+	status := http.StatusOK
+	if err != nil {
+		msg, status = "Refused: "+err.Error(), http.StatusForbidden
+	}
+	if r.Header.Get("X-Console") == "1" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		fmt.Fprint(w, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	s.render(w, r, "result", &page{Title: "Action", Data: resultData{OK: err == nil, Message: msg, Back: "/fleet"}})
+}
+
+func (s *server) do(ctx context.Context, act string, form func(string) string) (string, error) {
+	ns, name := form("namespace"), form("name")
+	switch act {
+	case "accept":
+		c := form("cluster")
+		if err := s.opts.Actions.Accept(ctx, c); err != nil {
+			return "", err
+		}
+		return "Accepted cluster " + c + ".", nil
+	case "deny":
+		c := form("cluster")
+		if err := s.opts.Actions.Deny(ctx, c); err != nil {
+			return "", err
+		}
+		return "Denied cluster " + c + ".", nil
+	case "pause", "resume":
+		value := `"true"`
+		if act == "resume" {
+			value = "null"
+		}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, workv1alpha1.PausedAnnotation, value)
+		obj := &workv1alpha1.ManifestWorkReplicaSet{}
+		obj.Namespace, obj.Name = ns, name
+		if err := s.store.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Rollout of ManifestWorkReplicaSet %s/%s: %sd.", ns, name, act), nil
+	case "remediation":
+		to := policyv1.RemediationAction(form("to"))
+		if to != policyv1.Inform && to != policyv1.Enforce {
+			return "", fmt.Errorf("remediation action %q: want inform or enforce", to)
+		}
+		obj := &policyv1.Policy{}
+		obj.Namespace, obj.Name = ns, name
+		patch := fmt.Sprintf(`{"spec":{"remediationAction":%q}}`, to)
+		if err := s.store.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Policy %s/%s now %ss.", ns, name, to), nil
+	}
+	return "", fmt.Errorf("unknown action %q", act)
+}

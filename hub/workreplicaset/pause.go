@@ -1,0 +1,26 @@
+package workreplicaset
+
+import (
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// pausedReason is the stop reason of a paused rollout.
+const pausedReason = "paused (annotation " + workv1alpha1.PausedAnnotation + "=true)"
+
+// paused says whether the replica set's rollout is paused.
+func paused(mwrs *workv1alpha1.ManifestWorkReplicaSet) bool {
+	return mwrs.Annotations[workv1alpha1.PausedAnnotation] == "true"
+}
+
+// pausedIf holds the rollout step back when p is set: nothing is pushed,
+// and an unfinished rollout reads as stopped, saying why. A finished one
+// stays finished.
+func (r rolloutResult) pausedIf(p bool) rolloutResult {
+	if !p || r.complete {
+		return r
+	}
+	r.push = nil
+	r.stopped = true
+	r.stopReason = pausedReason
+	return r
+}
