@@ -27,7 +27,7 @@ type proxyKubeconfigOptions struct {
 func newKubeconfigCommand(g *globalOptions) *cobra.Command {
 	o := &proxyKubeconfigOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "kubeconfig --cluster NAME [--cluster NAME...]",
+		Use:   "kubeconfig --clusters NAME[,NAME...]",
 		Short: "Print a kubeconfig that reaches managed clusters through the hub",
 		Long: `Print a kubeconfig with one context per named cluster, each reaching that
 cluster's API through the hub's cluster proxy, with your hub credentials
@@ -58,10 +58,10 @@ is open shows in flotilla get clusters -o wide (TUNNEL).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.clusters, "cluster", nil, "a managed cluster to reach through the hub (repeat for more; required)")
+	// --clusters as every command names clusters; --cluster is the same flag.
+	addClustersFlag(g, cmd, &o.clusters, "the managed clusters to reach through the hub, comma separated or repeated (required)")
 	f.StringVarP(&o.outputFile, "output-file", "f", "", "write the kubeconfig to this file (mode 0600) instead of standard output")
-	_ = cmd.MarkFlagRequired("cluster")
-	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames(g))
+	_ = cmd.MarkFlagRequired(clustersFlag)
 	return cmd
 }
 

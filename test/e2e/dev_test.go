@@ -163,10 +163,9 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 		for _, pid := range []int{st.Hub.Process.PID, st.Clusters[0].Agent.PID} {
 			Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 		}
-		Eventually(func() []int {
-			pids, _ := framework.ProcessesMentioning(filepath.Join(dirA, "hub") + " ")
-			return pids
-		}).WithContext(ctx).Should(BeEmpty())
+		for _, pid := range []int{st.Hub.Process.PID, st.Clusters[0].Agent.PID} {
+			Eventually(processEnded).WithContext(ctx).WithArguments(pid).Should(BeTrue())
+		}
 		up := runFlotilla(ctx, "dev", "up", "--dir", dirA)
 		Expect(up.code).To(Equal(0), up.stderr)
 		Expect(up.stderr).To(ContainSubstring("Starting hub, cluster1-agent in " + dirA))
@@ -175,10 +174,16 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 		Expect(after.Hub.URL).To(Equal(st.Hub.URL))
 		Expect(after.Hub.Process.PID).NotTo(Equal(st.Hub.Process.PID))
 		Expect(readSandboxState(dirB).Hub.Process.PID).To(Equal(bBefore.Hub.Process.PID))
-		Expect(os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))).To(ContainSubstring("The cluster holds hub credentials from its earlier join"))
+		// The cluster may still be Available from before, so dev up need
+		// not have waited for the new agent to say so.
+		Eventually(func() string {
+			log, _ := os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))
+			return string(log)
+		}).WithContext(ctx).Should(ContainSubstring("The cluster holds hub credentials from its earlier join"))
 
 		By("an agent of A started again by hand is kept by dev up, and recorded")
 		Expect(syscall.Kill(after.Clusters[0].Agent.PID, syscall.SIGKILL)).To(Succeed())
+		Eventually(processEnded).WithContext(ctx).WithArguments(after.Clusters[0].Agent.PID).Should(BeTrue())
 		agentArgs := after.Clusters[0].Agent.Args
 		byHand, err := framework.StartProcess(ctx, agentArgs[0], agentArgs[1:]...)
 		Expect(err).NotTo(HaveOccurred())
@@ -214,6 +219,23 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 		}
 	})
 })
+
+// processEnded reports whether a killed process has ended for good: gone,
+// or a zombie whose threads have all ended. A process whose main thread
+// ended shows as a zombie while its other threads still hold its files
+// and ports.
+func processEnded(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 || !strings.HasPrefix(strings.TrimSpace(string(stat[i+1:])), "Z") {
+		return false
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err != nil || len(tasks) <= 1
+}
 
 // sandboxState is the part of a sandbox's state.json the specs read.
 type sandboxState struct {
