@@ -151,6 +151,13 @@ var _ = Describe("Cluster proxy", Ordered, func() {
 		}, "60s").Should(Succeed())
 	})
 
+	It("closes a denied cluster's tunnel at once", func(ctx SpecContext) {
+		Eventually(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }, "60s").Should(BeTrue())
+		setAccepted(ctx, c2, false)
+		Eventually(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }).Should(BeFalse())
+		Eventually(tunnelCondition(ctx, c2)).Should(HaveField("Reason", "HubClusterAdminDenied"))
+		Consistently(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }, "3s").Should(BeFalse())
+	})
 	It("opens the tunnel again after the hub restarts", func(ctx SpecContext) {
 		hub, err := hubCP.Restart(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -162,13 +169,6 @@ var _ = Describe("Cluster proxy", Ordered, func() {
 		Eventually(tunnelCondition(ctx, c1), "60s").Should(connected)
 	})
 
-	It("closes a denied cluster's tunnel at once", func(ctx SpecContext) {
-		Eventually(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }, "60s").Should(BeTrue())
-		setAccepted(ctx, c2, false)
-		Eventually(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }).Should(BeFalse())
-		Eventually(tunnelCondition(ctx, c2)).Should(HaveField("Reason", "HubClusterAdminDenied"))
-		Consistently(func() bool { _, ok := hubCP.Proxy.Server.Lookup(c2); return ok }, "3s").Should(BeFalse())
-	})
 })
 
 // spokeGrant binds a new ClusterRole with rules to subject on spoke, and
