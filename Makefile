@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?=
 # BENCH_FLAGS go to test/bench, e.g. "-run fleet -clusters 1000" (see docs/benchmarks.md).
 BENCH_FLAGS ?=
 
-.PHONY: help build generate verify test test-unit test-integration test-e2e bench demo demo-down clean
+.PHONY: help build images push generate verify test test-unit test-integration test-e2e bench demo demo-down clean
 
 help: ## Show this help.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -20,7 +20,11 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0
 # The embedded Kubernetes components report the version they were built from.
 K8S_VERSION := $(shell go list -m -f '{{.Version}}' k8s.io/kubernetes 2>/dev/null)
 K8S_VERSION_PKG := k8s.io/component-base/version
+# REGISTRY is where the images are tagged and pushed, and so the image the
+# binaries install by default (flotilla join).
+REGISTRY ?= ghcr.io/flotilla-io
 LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION) \
+           -X github.com/flotilla-io/flotilla/internal/version.Registry=$(REGISTRY) \
            -X $(K8S_VERSION_PKG).gitVersion=$(K8S_VERSION) \
            -X $(K8S_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))) \
            -X $(K8S_VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
@@ -28,6 +32,23 @@ LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION
 
 build: ## Build bin/flotilla-hub, bin/flotilla-agent and bin/flotilla.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+# The images: static linux binaries, packed by hack/images without a
+# container engine, dated by the commit so that one commit gives one digest.
+IMAGES := flotilla-hub flotilla-agent flotilla flotilla-dev-cluster
+IMAGE_PLATFORM ?= linux/amd64
+IMAGE_BIN := $(BIN)/$(subst /,-,$(IMAGE_PLATFORM))
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+images: ## Build the container images into bin/images/*.tar (docker load -i ...); REGISTRY=... retags them.
+	CGO_ENABLED=0 GOOS=$(word 1,$(subst /, ,$(IMAGE_PLATFORM))) GOARCH=$(word 2,$(subst /, ,$(IMAGE_PLATFORM))) \
+	  go build -trimpath -ldflags "-s -w -buildid= $(LDFLAGS)" -o $(IMAGE_BIN)/ $(addprefix ./cmd/,$(IMAGES))
+	go run ./hack/images build --bin-dir $(IMAGE_BIN) --out $(BIN)/images --registry $(REGISTRY) \
+	  --version $(VERSION) --revision $$(git rev-parse HEAD 2>/dev/null) --created $(SOURCE_DATE_EPOCH) \
+	  --platform $(IMAGE_PLATFORM) $(IMAGES)
+
+push: images ## Push the images to REGISTRY (e.g. make push REGISTRY=registry.example.com/team), with docker login's credentials.
+	go run ./hack/images push $(addprefix $(BIN)/images/,$(addsuffix .tar,$(IMAGES)))
 
 $(CONTROLLER_GEN): hack/tools/go.mod
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -40,13 +61,16 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the api mo
 	cd manifests/.crds && for f in *.yaml; do \
 	  case " $(AGENT_CRDS) " in *" $$f "*) mv $$f ../agent/crds/;; *) mv $$f ../hub/crds/;; esac; done
 	rm -rf manifests/.crds
+	rm -rf deploy/charts/flotilla-hub/crds && mkdir -p deploy/charts/flotilla-hub/crds
+	cp manifests/hub/crds/*.yaml deploy/charts/flotilla-hub/crds/
+	go run ./hack/deploygen
 
 verify: generate ## Regenerate, vet and check formatting; fail on any difference.
 	go vet ./...
 	cd api && go vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: run 'gofmt -w' on the files above"; exit 1; }
 	@git diff --exit-code -- . || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- api manifests)" || { git status --porcelain -- api manifests; echo "untracked generated files: commit them"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- api manifests deploy)" || { git status --porcelain -- api manifests deploy; echo "untracked generated files: commit them"; exit 1; }
 
 test: test-unit test-integration ## Unit and integration tests.
 
@@ -63,7 +87,8 @@ test-e2e: build ## End-to-end tests: the real binaries as separate processes.
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN) $(BENCH_FLAGS)
 
-demo: build ## Start a hub and 2 simulated clusters in .demo/, run a workload on both, show it.
+demo: ## Build, start a hub and 3 simulated clusters in .demo/, run workloads and a policy, show them.
+	@hack/build-with-progress.sh $(MAKE) --no-print-directory build
 	hack/demo.sh
 
 demo-down: ## Stop the demo (flotilla dev down) and remove .demo/.

@@ -29,12 +29,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-io/flotilla/agent/policy"
+	"github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/registration"
 	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
@@ -103,6 +104,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	sessionFuncs := []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent)}
+	if opts.Proxy {
+		sessionFuncs = append(sessionFuncs, runProxy(spokeConfig, opts))
+	}
 	reg := registration.New(registration.Config{
 		ClusterName:           opts.ClusterName,
 		AgentID:               opts.AgentID,
@@ -113,7 +118,7 @@ func Run(ctx context.Context, opts Options) error {
 		LeaseDurationSeconds:  opts.LeaseDurationSeconds,
 		CertificateExpiration: opts.CertificateExpiration,
 		RenewBefore:           opts.RenewBefore,
-		SessionFuncs:          []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent)},
+		SessionFuncs:          sessionFuncs,
 	})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return err
@@ -159,6 +164,20 @@ func runWork(a *work.Agent) func(context.Context, registration.HubSession) {
 }
 
 // runPolicy runs the policy agent for as long as each hub session lasts.
+// runProxy keeps the cluster proxy's tunnel open for as long as the hub
+// session lasts.
+func runProxy(spoke *rest.Config, opts Options) func(context.Context, registration.HubSession) {
+	return func(ctx context.Context, s registration.HubSession) {
+		err := proxy.Run(ctx, proxy.Config{
+			ClusterName: s.ClusterName, AgentID: s.AgentID, Hub: s.Config, Spoke: spoke,
+			UserPrefix: opts.ProxyUserPrefix, GroupPrefix: opts.ProxyGroupPrefix,
+		})
+		if err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "The cluster proxy cannot run; hub users cannot reach this cluster through the hub")
+		}
+	}
+}
+
 func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
 	return func(ctx context.Context, s registration.HubSession) {
 		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
@@ -225,7 +244,7 @@ func prepareSpoke(ctx context.Context, cfg *rest.Config, spoke kubernetes.Interf
 	return wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		err := ensureNamespace(ctx, spoke, ns)
 		if err == nil {
-			err = bootstrap.InstallCRDs(ctx, cfg, crds)
+			err = kubeapply.InstallCRDs(ctx, cfg, crds)
 		}
 		if err != nil {
 			klog.FromContext(ctx).Info("Cannot prepare the managed cluster; retrying", "reason", err.Error())

@@ -29,8 +29,10 @@ const (
 const MinCertificateExpiration = 10 * time.Minute
 
 // DefaultCertificateExpiration is the hub client certificate lifetime asked
-// for when Options leave it unset.
-const DefaultCertificateExpiration = 365 * 24 * time.Hour
+// for when Options leave it unset: 30 days, what a Flotilla hub signs at
+// most for an agent (docs/security.md). The agent renews it when 20–25 %
+// of it is left, so a lost certificate is good for at most a week.
+const DefaultCertificateExpiration = 30 * 24 * time.Hour
 
 // Options configure an agent.
 type Options struct {
@@ -88,6 +90,12 @@ type Options struct {
 	// "0" or empty turns them off.
 	MetricsAddr     string
 	HealthProbeAddr string
+	// Proxy keeps the cluster proxy's tunnel open to the hub (agent/proxy).
+	Proxy bool
+	// ProxyUserPrefix and ProxyGroupPrefix begin the names hub users and
+	// groups have on the managed cluster through the proxy; empty means
+	// proxy.DefaultPrefix.
+	ProxyUserPrefix, ProxyGroupPrefix string
 	// Profiling adds Go's /debug/pprof/ endpoints and /debug/memory (where
 	// the process's memory goes) to the metrics server at MetricsAddr.
 	Profiling bool
@@ -137,6 +145,11 @@ func (o *Options) Validate() error {
 	}
 	if o.AppliedManifestWorkEvictionGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("eviction grace period %s must not be negative", o.AppliedManifestWorkEvictionGracePeriod))
+	}
+	for flag, p := range map[string]string{"--proxy-user-prefix": o.ProxyUserPrefix, "--proxy-group-prefix": o.ProxyGroupPrefix} {
+		if strings.TrimSpace(p) != p || strings.ContainsAny(p, "\r\n") {
+			errs = append(errs, fmt.Errorf("%s %q must not hold spaces or line breaks", flag, p))
+		}
 	}
 	if o.Profiling && addr(o.MetricsAddr) == "0" {
 		errs = append(errs, errors.New("profiling is served on the metrics address: give one (--metrics-bind-address 127.0.0.1:PORT) or leave --profiling off"))

@@ -39,6 +39,9 @@ type acceptOptions struct {
 	wait      bool
 	timeout   time.Duration
 	skipCheck bool
+	// ignored holds the names of the refused CSRs already reported as
+	// ignored, so that --wait says so once.
+	ignored sync.Map
 }
 
 func newAcceptCommand(g *globalOptions) *cobra.Command {
@@ -55,14 +58,17 @@ cluster's namespace and RBAC, and signs the approved CSRs; the agent stores
 its new credentials and the cluster joins.
 
 A CSR is approved only if a join identity requested it (a bootstrap token
-in group system:bootstrappers:managedcluster, or OCM's cluster-bootstrap
-service account), and it asks for exactly an agent's client certificate for
+in group system:bootstrappers:managedcluster, or OCM's bootstrap service
+account agent-registration-bootstrap or cluster-bootstrap), and it asks for exactly an agent's client certificate for
 that cluster: signer kubernetes.io/kube-apiserver-client, subject
 CN=system:open-cluster-management:<cluster>:<agent-id> with
 O=system:open-cluster-management:<cluster> (and, optionally,
 system:open-cluster-management:managed-clusters). Any other pending CSR for
-the cluster is refused: the command then approves and accepts nothing for
-that cluster, and fails, naming the CSR and what is wrong with it.
+the cluster is refused. When the cluster has a CSR that passes the checks,
+the refused ones (someone spoofing the cluster's name) are ignored, and the
+command says so, naming each with who requested it; when it has none, the
+command approves and accepts nothing for that cluster, and fails, naming
+the CSRs and what is wrong with them.
 --skip-approve-check approves whatever is pending for the cluster: use it
 only for CSRs you have inspected.
 
@@ -95,7 +101,7 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
 	f.BoolVar(&o.wait, "wait", false, "wait until each cluster has asked to join, then until it has joined")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	f.BoolVar(&o.skipCheck, "skip-approve-check", false, "approve every pending CSR of the clusters, even those that fail the checks")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	aliasClusterFlag(g, cmd)
 	return cmd
 }
 
@@ -182,7 +188,11 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 			return false, err
 		}
 		lastRoundErr = err
-		hubProg.report("The hub did not answer in time; trying again: %v", err)
+		if hubDown(err) {
+			hubProg.report("Waiting for the hub %s to answer again: %v", c.where, err)
+		} else {
+			hubProg.report("The hub did not answer in time; trying again: %v", err)
+		}
 		return false, nil
 	}
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
@@ -213,7 +223,7 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 			}
 			w.last = passes[i]
 			if missing := passes[i].missing(); len(missing) > 0 {
-				w.prog.report("Waiting for cluster %s: %s", name, missing[0])
+				w.prog.wait("Waiting for cluster "+name, missing[0])
 				continue
 			}
 			w.prog.report("Cluster %s is accepted and joined.", name)
@@ -337,7 +347,7 @@ func (o *acceptOptions) acceptOnce(ctx context.Context, c *clients, name string)
 // nil (not there yet).
 func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string, csrs []certificatesv1.CertificateSigningRequest, mc *clusterv1.ManagedCluster) (acceptPass, error) {
 	pass := acceptPass{name: name, skipCheck: o.skipCheck, csrs: len(csrs)}
-	var approvable []*certificatesv1.CertificateSigningRequest
+	var approvable, refused []*certificatesv1.CertificateSigningRequest
 	for i := range csrs {
 		csr := &csrs[i]
 		if csrState(csr) != "pending" {
@@ -345,17 +355,26 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		}
 		if !o.skipCheck {
 			if err := checkCSR(csr, name); err != nil {
-				pass.refused = append(pass.refused, fmt.Sprintf("CSR %s: %v", csr.Name, err))
+				pass.refused = append(pass.refused, fmt.Sprintf("CSR %s: %v (requested by %s)", csr.Name, err, csr.Spec.Username))
+				refused = append(refused, csr)
 				continue
 			}
 		}
 		approvable = append(approvable, csr)
 	}
-	// A suspicious CSR for the cluster stops everything for it, until an
-	// administrator has looked.
-	if len(pass.refused) > 0 {
+	// Suspicious CSRs alone stop everything for the cluster, until an
+	// administrator has looked. Beside a CSR that passes the checks, they
+	// are ignored, and said to be: whoever made them cannot keep the real
+	// cluster out by spoofing its name.
+	if len(pass.refused) > 0 && len(approvable) == 0 {
 		return pass, nil
 	}
+	for i, csr := range refused {
+		if _, seen := o.ignored.LoadOrStore(csr.Name, true); !seen {
+			o.notef("Hub: ignored %s, labelled for cluster %s, as the cluster has a CSR that passes the checks", pass.refused[i], name)
+		}
+	}
+	pass.refused = nil
 	for _, csr := range approvable {
 		if err := approveCSR(ctx, c, csr); err != nil {
 			return pass, err
@@ -435,10 +454,10 @@ func (p acceptPass) missing() []string {
 	}
 	conds := p.cluster.Status.Conditions
 	if !meta.IsStatusConditionTrue(conds, clusterv1.ManagedClusterConditionHubAccepted) {
-		m = append(m, "the hub has not set HubAcceptedManagedCluster=True yet (do the hub controllers run?)")
+		m = append(m, fmt.Sprintf("the hub has not set HubAcceptedManagedCluster=True yet (do the hub controllers run? see `flotilla describe cluster %s` and the hub's log)", p.name))
 	}
 	if !meta.IsStatusConditionTrue(conds, clusterv1.ManagedClusterConditionJoined) {
-		m = append(m, "its agent has not joined yet (ManagedClusterJoined is not True: see the agent's logs on the cluster)")
+		m = append(m, fmt.Sprintf("its agent has not joined yet (ManagedClusterJoined is not True: see `flotilla describe cluster %s` and the agent's log on the cluster)", p.name))
 	}
 	return m
 }
@@ -500,6 +519,6 @@ namespaces stay, and "flotilla accept" takes them back.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&clusters, "clusters", nil, "names of the clusters to deny, comma separated")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	aliasClusterFlag(g, cmd)
 	return cmd
 }

@@ -3,24 +3,21 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/deploy"
 )
 
 // Names of what join installs on the managed cluster besides the namespace
-// and the secrets of agent.Options.
+// and the secrets of agent.Options (deploy/charts/flotilla-agent).
 const (
 	// agentName names the agent's Deployment, ServiceAccount, Role and RoleBinding.
 	agentName = "flotilla-agent"
@@ -32,11 +29,10 @@ const (
 	agentExecutionBindingName = "open-cluster-management:flotilla-agent:execution"
 	// fieldManager owns what flotilla applies.
 	fieldManager = "flotilla"
-	// agentHealthPort serves the agent's /healthz in its pod.
-	agentHealthPort = 9447
 )
 
-// agentLabels mark every object join installs; unjoin finds them by them.
+// agentLabels mark every object join installs (the chart's labels); unjoin
+// finds them by them.
 func agentLabels() map[string]string {
 	return map[string]string{"app.kubernetes.io/name": agentName, managedByLabel: managedByValue}
 }
@@ -46,123 +42,45 @@ func agentNamespace() *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace, Labels: agentLabels()}}
 }
 
-// bootstrapSecret holds the kubeconfig the agent joins the hub with.
-func bootstrapSecret(kubeconfig []byte) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: agent.BootstrapSecretName, Namespace: agent.DefaultNamespace, Labels: agentLabels()},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{"kubeconfig": kubeconfig},
-	}
-}
-
-// agentObjects are what runs the agent in the cluster: its ServiceAccount,
-// RBAC and Deployment.
+// agentChartValues are the values of the flotilla-agent chart that make
+// what join installs: the chart is the one source of both.
 //
-// The agent's own needs are small: read nodes and namespaces (inventory),
-// manage ClusterClaims, AppliedManifestWorks and ConfigurationPolicies,
-// check /livez, and keep secrets, leases and events in its namespace. But the
-// agent applies whatever the hub's ManifestWorks and Policies hold, which
-// may be any kind of object, RBAC included; so it is also bound to
-// cluster-admin, by a ClusterRoleBinding of its own that an administrator
-// may replace with a narrower role. Whoever may write ManifestWorks in the
-// cluster's hub namespace is, in effect, administrator of this cluster.
-func agentObjects(cluster, image string, leaseDurationSeconds int32) []client.Object {
-	ns := agent.DefaultNamespace
-	meta := func(name, namespace string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: agentLabels()}
+// Without a kubeconfig (an agent that holds its own hub credentials joins
+// again) the chart leaves the cluster's bootstrap Secret alone.
+func agentChartValues(cluster, image string, leaseDurationSeconds int32, certExpiration time.Duration, kubeconfig []byte) map[string]any {
+	values := map[string]any{
+		"clusterName":          cluster,
+		"createNamespace":      true,
+		"leaseDurationSeconds": leaseDurationSeconds,
+		"image":                map[string]any{"reference": image},
+		"bootstrap":            map[string]any{"create": kubeconfig != nil, "kubeconfig": string(kubeconfig)},
 	}
-	sa := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: agentName, Namespace: ns}}
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	read := []string{"get", "list", "watch"}
-	return []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: meta(agentName, ns)},
-		&rbacv1.Role{
-			ObjectMeta: meta(agentName, ns),
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: all},
-				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: all},
-			},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: meta(agentName, ns),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: agentName},
-			Subjects:   sa,
-		},
-		&rbacv1.ClusterRole{
-			ObjectMeta: meta(agentClusterRoleName, ""),
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"nodes", "namespaces"}, Verbs: read},
-				{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
-				{APIGroups: []string{"cluster.open-cluster-management.io"}, Resources: []string{"clusterclaims"}, Verbs: all},
-				{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"appliedmanifestworks", "appliedmanifestworks/status", "appliedmanifestworks/finalizers"}, Verbs: all},
-				{APIGroups: []string{"policy.open-cluster-management.io"}, Resources: []string{"configurationpolicies", "configurationpolicies/status", "configurationpolicies/finalizers"}, Verbs: all},
-				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
-				{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews", "selfsubjectaccessreviews"}, Verbs: []string{"create"}},
-				{NonResourceURLs: []string{"/livez", "/readyz", "/healthz", "/version"}, Verbs: []string{"get"}},
-			},
-		},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: meta(agentClusterRoleName, ""),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: agentClusterRoleName},
-			Subjects:   sa,
-		},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: meta(agentExecutionBindingName, ""),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   sa,
-		},
-		agentDeployment(cluster, image, leaseDurationSeconds),
+	if certExpiration != agent.DefaultCertificateExpiration {
+		values["extraArgs"] = []any{"--client-cert-expiration=" + certExpiration.String()}
 	}
+	return values
 }
 
-func agentDeployment(cluster, image string, leaseDurationSeconds int32) *appsv1.Deployment {
-	selector := map[string]string{"app.kubernetes.io/name": agentName}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: agentName, Namespace: agent.DefaultNamespace, Labels: agentLabels()},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: selector},
-			// Never two agents at once: they would race for one CSR and lease.
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: agentLabels()},
-				Spec: corev1.PodSpec{
-					ServiceAccountName: agentName,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name:  "agent",
-						Image: image,
-						Args: []string{
-							"--cluster-name=" + cluster,
-							"--namespace=" + agent.DefaultNamespace,
-							fmt.Sprintf("--lease-duration-seconds=%d", leaseDurationSeconds),
-							fmt.Sprintf("--health-probe-bind-address=:%d", agentHealthPort),
-						},
-						Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: agentHealthPort}},
-						// Liveness only: readiness would tie availability to the
-						// hub's acceptance, and join --wait reports those apart.
-						LivenessProbe: &corev1.Probe{
-							ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}},
-							InitialDelaySeconds: 10,
-							PeriodSeconds:       20,
-						},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-					}},
-				},
-			},
-		},
+// agentObjects renders the flotilla-agent chart into the agent's namespace:
+// the namespace, the bootstrap Secret, the agent's ServiceAccount and RBAC
+// and its Deployment, in the order Helm installs them.
+//
+// The agent's own needs are small (see the chart's rbac.yaml), but it
+// applies whatever the hub's ManifestWorks and Policies hold, so it is also
+// bound to cluster-admin by a ClusterRoleBinding of its own, which the
+// chart's execution.* values replace with a narrower role. Whoever may write
+// ManifestWorks in the cluster's hub namespace is, in effect, administrator
+// of this cluster.
+func agentObjects(cluster, image string, leaseDurationSeconds int32, certExpiration time.Duration, kubeconfig []byte) ([]client.Object, error) {
+	rendered, err := deploy.Render(deploy.AgentChart, agent.DefaultNamespace, agentChartValues(cluster, image, leaseDurationSeconds, certExpiration, kubeconfig))
+	if err != nil {
+		return nil, err
 	}
+	objs := make([]client.Object, len(rendered))
+	for i, o := range rendered {
+		objs[i] = o
+	}
+	return objs, nil
 }
 
 // apply creates or updates objs with server-side apply, taking over fields

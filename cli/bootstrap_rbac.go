@@ -4,43 +4,24 @@ import (
 	"context"
 	"fmt"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 )
 
 // bootstrapRoleName names the ClusterRole, and its ClusterRoleBinding, that
 // join tokens get (contract, Registration step 1).
-const bootstrapRoleName = "open-cluster-management:bootstrap"
+const bootstrapRoleName = bootstraptoken.ClusterRoleName
 
 // bootstrapClusterRole allows exactly what an agent needs before it is
-// accepted: read cluster-info, create and follow its CSR, create and read
-// its ManagedCluster, and join a cluster set when creating it.
-func bootstrapClusterRole() *rbacv1.ClusterRole {
-	cluster := clusterv1.GroupVersion.Group
-	return &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRoleName, Labels: map[string]string{managedByLabel: managedByValue}},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
-			{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
-			{APIGroups: []string{cluster}, Resources: []string{"managedclusters"}, Verbs: []string{"get", "create", "list", "watch"}},
-			{APIGroups: []string{cluster}, Resources: []string{"managedclustersets/join"}, Verbs: []string{"create"}},
-		},
-	}
-}
+// accepted; the hub installs the same at start.
+func bootstrapClusterRole() *rbacv1.ClusterRole { return bootstraptoken.ClusterRole() }
 
 // bootstrapClusterRoleBinding grants the bootstrap ClusterRole to every join token.
-func bootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding {
-	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: bootstrapRoleName, Labels: map[string]string{managedByLabel: managedByValue}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: bootstrapRoleName},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: bootstrapGroup}},
-	}
-}
+func bootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding { return bootstraptoken.GroupBinding() }
 
 // ensureBootstrapRBAC creates the bootstrap ClusterRole and binding, or
 // puts back their rules and subjects. It returns what it changed.

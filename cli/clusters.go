@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/tunnel"
 )
 
 type getClustersOptions struct {
@@ -33,7 +34,9 @@ accepted them (spec.hubAcceptsClient), whether their agent joined
 (ManagedClusterJoined), whether they are available
 (ManagedClusterConditionAvailable), their Kubernetes version and age.
 
--o wide adds CPU and memory capacity, labels and the cluster's API URL;
+-o wide adds whether the cluster's tunnel to the hub is open (TunnelConnected:
+reach the cluster through the hub with flotilla kubeconfig), CPU and memory
+capacity, labels and the cluster's API URL;
 -o json and -o yaml print the ManagedCluster objects.`,
 		Example: `  flotilla get clusters
   flotilla get clusters cluster1 cluster2 -o wide
@@ -102,7 +105,7 @@ func explainClusterAPI(err error, c *clients, what string) error {
 func clusterTable(items []clusterv1.ManagedCluster, now time.Time, wide bool) (header []string, rows [][]string) {
 	header = []string{"NAME", "ACCEPTED", "JOINED", "AVAILABLE", "KUBERNETES VERSION", "AGE"}
 	if wide {
-		header = append(header, "CPU", "MEMORY", "LABELS", "URL")
+		header = append(header, "TUNNEL", "CPU", "MEMORY", "LABELS", "URL")
 	}
 	for _, mc := range items {
 		row := []string{
@@ -115,6 +118,7 @@ func clusterTable(items []clusterv1.ManagedCluster, now time.Time, wide bool) (h
 		}
 		if wide {
 			row = append(row,
+				conditionColumn(mc.Status.Conditions, tunnel.ConditionConnected),
 				quantityColumn(mc.Status.Capacity, clusterv1.ResourceCPU),
 				quantityColumn(mc.Status.Capacity, clusterv1.ResourceMemory),
 				labelsColumn(mc.Labels),

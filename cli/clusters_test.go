@@ -52,10 +52,10 @@ func TestClusterTable(t *testing.T) {
 		{
 			name:       "wide",
 			wide:       true,
-			wantHeader: []string{"NAME", "ACCEPTED", "JOINED", "AVAILABLE", "KUBERNETES VERSION", "AGE", "CPU", "MEMORY", "LABELS", "URL"},
+			wantHeader: []string{"NAME", "ACCEPTED", "JOINED", "AVAILABLE", "KUBERNETES VERSION", "AGE", "TUNNEL", "CPU", "MEMORY", "LABELS", "URL"},
 			wantRows: [][]string{
-				{"cluster1", "True", "True", "False", "v1.36.3", "3h", "8", "32Gi", "cluster.open-cluster-management.io/clusterset=default,env=prod", "https://cluster1:6443"},
-				{"cluster2", "False", "Unknown", "Unknown", "<none>", "90s", "<none>", "<none>", "<none>", "<none>"},
+				{"cluster1", "True", "True", "False", "v1.36.3", "3h", "Unknown", "8", "32Gi", "cluster.open-cluster-management.io/clusterset=default,env=prod", "https://cluster1:6443"},
+				{"cluster2", "False", "Unknown", "Unknown", "<none>", "90s", "Unknown", "<none>", "<none>", "<none>", "<none>"},
 			},
 		},
 	}

@@ -148,7 +148,7 @@ members by that label (the default for sets).`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.clusters, "clusters", nil, "names of the clusters to put into the set, comma separated")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
+	aliasClusterFlag(g, cmd)
 	return cmd
 }
 

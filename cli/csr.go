@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -28,7 +29,7 @@ func checkCSR(csr *certificatesv1.CertificateSigningRequest, cluster string) err
 		return fmt.Errorf("its signer is %q, not %s", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
 	}
 	if !isBootstrapRequester(csr.Spec.Username, csr.Spec.Groups) {
-		return fmt.Errorf("it was requested by %q, which is not a join identity (a bootstrap token in group %s, or %s)", csr.Spec.Username, bootstrapGroup, bootstrapServiceAccount)
+		return fmt.Errorf("it was requested by %q, which is not a join identity (a bootstrap token in group %s, %s or %s)", csr.Spec.Username, bootstrapGroup, bootstraptoken.ServiceAccountUser, bootstrapServiceAccount)
 	}
 	if err := identity.CheckClientUsages(csr.Spec.Usages); err != nil {
 		return err
@@ -43,7 +44,7 @@ func checkCSR(csr *certificatesv1.CertificateSigningRequest, cluster string) err
 
 // isBootstrapRequester says whether a CSR's requester is a join identity.
 func isBootstrapRequester(user string, groups []string) bool {
-	if user == bootstrapServiceAccount {
+	if user == bootstrapServiceAccount || user == bootstraptoken.ServiceAccountUser {
 		return true
 	}
 	return strings.HasPrefix(user, "system:bootstrap:") && slices.Contains(groups, bootstrapGroup)

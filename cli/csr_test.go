@@ -59,6 +59,12 @@ func TestCheckCSR(t *testing.T) {
 		{name: "the bootstrap service account", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Username, c.Spec.Groups = bootstrapServiceAccount, []string{"system:serviceaccounts"}
 		}},
+		{name: "OCM's agent-registration-bootstrap service account, which the hub serves", modify: func(c *certificatesv1.CertificateSigningRequest) {
+			c.Spec.Username, c.Spec.Groups = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap", []string{"system:serviceaccounts"}
+		}},
+		{name: "another service account", modify: func(c *certificatesv1.CertificateSigningRequest) {
+			c.Spec.Username, c.Spec.Groups = "system:serviceaccount:open-cluster-management:other", []string{"system:serviceaccounts"}
+		}, wantErr: "not a join identity"},
 		{name: "only the cluster group (the contract asks for both)", modify: func(c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Request = csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{
 				CommonName: "system:open-cluster-management:c1:a", Organization: []string{"system:open-cluster-management:c1"},

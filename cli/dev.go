@@ -42,19 +42,23 @@ server, controllers, a scheduler and kwok nodes, on which Deployments become
 Available though no container runs) and an agent for each cluster, all as
 separate processes on 127.0.0.1 that keep running in the background.
 
-"dev up" starts them and joins the clusters, "dev status" shows what runs and
-"dev down" stops everything. The binaries flotilla-hub and
+"dev up" starts them and joins the clusters (run again, it starts whatever
+of them stopped), "dev restart" restarts some or all of them, "dev status"
+shows what runs and "dev down" stops everything. Each server picks a free
+port itself, so that several environments (each in its own --dir) run side
+by side. The binaries flotilla-hub and
 flotilla-dev-cluster are taken from the directory of this flotilla
 executable, else from PATH.`,
 		Example: `  flotilla dev up --clusters 2
   export KUBECONFIG=~/.flotilla/dev/hub/admin.kubeconfig
   flotilla get clusters -o wide
   flotilla dev status
+  flotilla dev restart cluster1
   flotilla dev down`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newDevUpCommand(g), newDevStatusCommand(g), newDevDownCommand(g))
+	cmd.AddCommand(newDevUpCommand(g), newDevStatusCommand(g), newDevRestartCommand(g), newDevDownCommand(g))
 	return cmd
 }
 
@@ -73,12 +77,21 @@ each cluster, accept on the hub, and labels the ManagedClusters with region
 simulated nodes carry the same region. It returns once every cluster is
 Available on the hub, and prints the kubeconfigs to use.
 
-If anything fails to come up (a busy port, a process that stops), up says
-which, shows the last lines of its log, stops what it started and removes
---dir (keeps it with --keep). The processes keep running after up returns:
-stop them with "flotilla dev down".`,
+On an environment that came up before, up starts only what of it does not
+run (with its data and its port, so that kubeconfigs stay valid), leaves
+the rest as it is, and waits until every cluster is Available again. A
+piece restarted by hand is recognised by its command line and kept.
+
+If anything fails to come up (a process that stops), up says which, shows
+the last lines of its log, stops what it started and removes --dir (keeps
+it with --keep). A server that lost its port to another process is started
+again, up to 5 times. The processes keep running after up returns: stop
+them with "flotilla dev down".`,
 		Example: `  # A hub and two clusters in ~/.flotilla/dev:
   flotilla dev up --clusters 2
+
+  # After a reboot, or when a piece stopped: start what is missing.
+  flotilla dev up
 
   # A second environment elsewhere, with bigger nodes:
   flotilla dev up --dir /tmp/fleet --clusters 3 --nodes 5 --node-cpu 16 --node-memory 64Gi`,
@@ -87,6 +100,7 @@ stop them with "flotilla dev down".`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			o.clustersSet = cmd.Flags().Changed("clusters")
 			return o.run(cmd.Context())
 		},
 	}
@@ -119,6 +133,40 @@ and is available on the hub.`,
 	return cmd
 }
 
+func newDevRestartCommand(g *globalOptions) *cobra.Command {
+	o := &devUpOptions{devOptions: devOptions{globalOptions: g}}
+	cmd := &cobra.Command{
+		Use:   "restart [PIECE...] [--dir DIR]",
+		Short: "Restart pieces of the dev environment: hub, clusterN, clusterN-agent, or all",
+		Long: `Stop the named pieces of the dev environment in --dir (every piece when none
+is named) and start them again with the same data and ports, hub first,
+then clusters, then agents; then wait until every cluster is Available.
+A piece is "hub", a cluster's name ("cluster1"), or its agent
+("cluster1-agent"); "flotilla dev status" lists them.`,
+		Example: `  flotilla dev restart cluster1-agent
+  flotilla dev restart hub
+  flotilla dev restart --dir /tmp/fleet`,
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			if st, err := loadDevState(o.dir); err == nil {
+				for _, p := range st.pieces() {
+					names = append(names, p.Name)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.timeout <= 0 {
+				return fmt.Errorf("--timeout %s must be positive", o.timeout)
+			}
+			return o.restartPieces(cmd.Context(), args)
+		},
+	}
+	o.addDirFlag(cmd)
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for everything to come up again")
+	return cmd
+}
+
 func newDevDownCommand(g *globalOptions) *cobra.Command {
 	o := &devDownOptions{devOptions: devOptions{globalOptions: g}}
 	cmd := &cobra.Command{
@@ -126,7 +174,10 @@ func newDevDownCommand(g *globalOptions) *cobra.Command {
 		Short: "Stop the dev environment and remove its directory",
 		Long: `Stop every process of the dev environment in --dir: agents first, then the
 clusters and the hub. Each gets SIGTERM, and SIGKILL if it has not stopped
-after --grace. Then --dir is removed, unless --keep: a later "dev up" on a kept
+after --grace. The processes are found by what they are (a program of
+Flotilla whose command line names a path inside --dir), not only by the
+pids recorded when they started, so that a piece restarted by hand is
+stopped too. down fails, naming them, if any process is left. Then --dir is removed, unless --keep: a later "dev up" on a kept
 directory starts afresh.`,
 		Example: `  flotilla dev down
   flotilla dev down --keep   # keep the logs`,

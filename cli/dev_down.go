@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,14 +39,28 @@ func (o *devDownOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := st.adopt(dir); err != nil {
+		return err
+	}
 	running := st.running()
+	// Processes of the environment that no record names: stopped too.
+	unrecorded, err := sandboxProcesses(dir)
+	if err != nil {
+		return err
+	}
+	for _, q := range unrecorded {
+		if !slices.ContainsFunc(running, func(p *devProcess) bool { return p.PID == q.PID }) {
+			start, _ := procStartTime(q.PID)
+			running = append(running, &devProcess{Name: filepath.Base(q.Args[0]), PID: q.PID, StartTime: start, Args: q.Args})
+		}
+	}
 	if len(running) > 0 {
 		o.notef("Stopping %s of the dev environment in %s...", countNoun(len(running), "process", "processes"), dir)
 	}
 	// Agents first, so that they do not report clusters going away.
 	var agents, others []*devProcess
 	for _, p := range running {
-		if isAgent(st, p) {
+		if isAgent(st, p) || isAgentCommand(p.Args) {
 			agents = append(agents, p)
 		} else {
 			others = append(others, p)
@@ -59,8 +75,22 @@ func (o *devDownOptions) run(ctx context.Context) error {
 			}
 		}
 	}
-	if left := st.running(); len(left) > 0 {
-		return fmt.Errorf("%s still running (first: %s, pid %d): kill them by hand, then run `flotilla dev down%s` again", countNoun(len(left), "process", "processes"), left[0].Name, left[0].PID, o.dirFlag())
+	left, err := sandboxProcesses(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range st.running() {
+		if !slices.ContainsFunc(left, func(q procProcess) bool { return q.PID == p.PID }) {
+			left = append(left, procProcess{PID: p.PID, Args: p.Args})
+		}
+	}
+	if len(left) > 0 {
+		lines := make([]string, len(left))
+		for i, q := range left {
+			lines[i] = "  " + q.String()
+		}
+		return fmt.Errorf("%s of the dev environment in %s did not stop:\n%s\nKill them by hand (kill -9 PID), then run `flotilla dev down%s` again; %s is kept until then",
+			countNoun(len(left), "process", "processes"), dir, strings.Join(lines, "\n"), o.dirFlag(), dir)
 	}
 	if o.keep {
 		o.notef("Kept %s.", dir)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +31,9 @@ type devProcess struct {
 	// Args is the command line, for the record.
 	Args []string `json:"args"`
 
+	// logOffset is the size of Log when the process started: what it
+	// printed comes after (a log is appended to across restarts).
+	logOffset int64
 	// exited is closed when a process this command started ends.
 	exited chan struct{}
 	// waitErr is what Wait returned, valid once exited is closed.
@@ -47,6 +49,10 @@ func startDetached(name, bin, logPath string, args ...string) (*devProcess, erro
 		return nil, fmt.Errorf("open log file of %s: %w", name, err)
 	}
 	defer logFile.Close()
+	var offset int64
+	if info, err := logFile.Stat(); err == nil {
+		offset = info.Size()
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = nil
 	cmd.Stdout = logFile
@@ -56,11 +62,12 @@ func startDetached(name, bin, logPath string, args ...string) (*devProcess, erro
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
 	}
 	p := &devProcess{
-		Name:   name,
-		PID:    cmd.Process.Pid,
-		Log:    logPath,
-		Args:   append([]string{bin}, args...),
-		exited: make(chan struct{}),
+		Name:      name,
+		PID:       cmd.Process.Pid,
+		Log:       logPath,
+		Args:      append([]string{bin}, args...),
+		logOffset: offset,
+		exited:    make(chan struct{}),
 	}
 	p.StartTime, _ = procStartTime(p.PID)
 	go func() {
@@ -245,7 +252,7 @@ func (p *devProcess) waitForLine(ctx context.Context, line string, timeout time.
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if data, err := os.ReadFile(p.Log); err == nil && bytes.Contains(data, []byte(line)) {
+		if data, err := p.logSinceStart(); err == nil && bytes.Contains(data, []byte(line)) {
 			return nil
 		}
 		if p.hasExited() {
@@ -259,6 +266,29 @@ func (p *devProcess) waitForLine(ctx context.Context, line string, timeout time.
 		case <-tick.C:
 		}
 	}
+}
+
+// logSinceStart is what the process wrote to its log since it started.
+func (p *devProcess) logSinceStart() ([]byte, error) {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return nil, err
+	}
+	if p.logOffset > 0 && p.logOffset <= int64(len(data)) {
+		data = data[p.logOffset:]
+	}
+	return data, nil
+}
+
+// restart starts the recorded command line again, with the same log, and
+// makes p that new process.
+func (p *devProcess) restart() error {
+	np, err := startDetached(p.Name, p.Args[0], p.Log, p.Args[1:]...)
+	if err != nil {
+		return err
+	}
+	*p = *np
+	return nil
 }
 
 // failure is the error for a process that stopped: how it ended and the
@@ -290,19 +320,4 @@ func findBinary(name string) (string, error) {
 		return path, nil
 	}
 	return "", fmt.Errorf("cannot find %s next to this flotilla executable or on PATH\nBuild it (make build puts every binary in bin/) or add its directory to PATH", name)
-}
-
-// freePorts reserves n distinct free TCP ports on 127.0.0.1 and releases
-// them for the processes to take.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

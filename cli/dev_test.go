@@ -162,21 +162,34 @@ func TestDevUpPrepareDir(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "precious"), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		err := newOpts(dir).prepareDir()
+		_, err := newOpts(dir).prepareDir()
 		if err == nil || !strings.Contains(err.Error(), "holds no dev environment") {
 			t.Errorf("got %v", err)
 		}
 	})
 
-	t.Run("a running environment is refused", func(t *testing.T) {
+	t.Run("an environment that came up is kept, for up to start what is missing", func(t *testing.T) {
+		dir := t.TempDir()
+		self, _ := procStartTime(os.Getpid())
+		st := &devState{Ready: time.Now(), Hub: devHub{Process: &devProcess{Name: "hub", PID: os.Getpid(), StartTime: self}}}
+		if err := st.save(dir); err != nil {
+			t.Fatal(err)
+		}
+		got, err := newOpts(dir).prepareDir()
+		if err != nil || got == nil || got.Hub.Process.PID != os.Getpid() {
+			t.Errorf("got %+v, %v", got, err)
+		}
+	})
+
+	t.Run("one that never came up and still runs is refused", func(t *testing.T) {
 		dir := t.TempDir()
 		self, _ := procStartTime(os.Getpid())
 		st := &devState{Hub: devHub{Process: &devProcess{Name: "hub", PID: os.Getpid(), StartTime: self}}}
 		if err := st.save(dir); err != nil {
 			t.Fatal(err)
 		}
-		err := newOpts(dir).prepareDir()
-		if err == nil || !strings.Contains(err.Error(), "already runs in "+dir) {
+		_, err := newOpts(dir).prepareDir()
+		if err == nil || !strings.Contains(err.Error(), "still runs in "+dir) {
 			t.Errorf("got %v", err)
 		}
 	})
@@ -194,8 +207,8 @@ func TestDevUpPrepareDir(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "hub.log"), []byte("old"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := newOpts(dir).prepareDir(); err != nil {
-			t.Fatal(err)
+		if st, err := newOpts(dir).prepareDir(); err != nil || st != nil {
+			t.Fatal(st, err)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("the stopped environment's files are still there: %v", entries)

@@ -50,12 +50,14 @@ const devStopGrace = 30 * time.Second
 
 type devUpOptions struct {
 	devOptions
-	clusters   int
-	nodes      int
-	nodeCPU    string
-	nodeMemory string
-	timeout    time.Duration
-	keep       bool
+	clusters int
+	// clustersSet says --clusters was given, not defaulted.
+	clustersSet bool
+	nodes       int
+	nodeCPU     string
+	nodeMemory  string
+	timeout     time.Duration
+	keep        bool
 }
 
 func (o *devUpOptions) validate() error {
@@ -74,15 +76,7 @@ func (o *devUpOptions) validate() error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout %s must be positive", o.timeout)
 	}
-	if o.dir == "" {
-		return errors.New("--dir must name a directory")
-	}
-	abs, err := filepath.Abs(o.dir)
-	if err != nil {
-		return fmt.Errorf("--dir: %w", err)
-	}
-	o.dir = abs
-	return nil
+	return o.validateDir()
 }
 
 // devUp is one run of `flotilla dev up`.
@@ -110,7 +104,8 @@ func (o *devUpOptions) run(ctx context.Context) error {
 	if bins.flotilla, err = os.Executable(); err != nil {
 		return fmt.Errorf("cannot find this flotilla executable to run the agents with: %w", err)
 	}
-	if err := o.prepareDir(); err != nil {
+	existing, err := o.prepareDir()
+	if err != nil {
 		return err
 	}
 	up := &devUp{
@@ -118,6 +113,13 @@ func (o *devUpOptions) run(ctx context.Context) error {
 		state:        &devState{Created: started},
 		prog:         newProgress(o.streams.ErrOut),
 		deadline:     started.Add(o.timeout),
+	}
+	if existing != nil {
+		up.state = existing
+		if err := up.repair(ctx); err != nil {
+			return err
+		}
+		return up.printSummary(time.Since(started))
 	}
 	if err := up.bringUp(ctx, bins); err != nil {
 		up.cleanUp()
@@ -130,33 +132,41 @@ func (o *devUpOptions) run(ctx context.Context) error {
 	return up.printSummary(time.Since(started))
 }
 
-// prepareDir makes sure --dir is free for a new environment: it refuses a
-// running environment and a directory that is not a dev environment, and
-// removes a stopped one.
-func (o *devUpOptions) prepareDir() error {
+// prepareDir returns the environment in --dir that came up once, for up
+// to start what of it is missing; or it makes --dir ready for a new one
+// and returns nil. It refuses a directory that is not a dev environment,
+// and replaces one that never came up, unless some of it still runs.
+func (o *devUpOptions) prepareDir() (*devState, error) {
 	st, err := loadDevState(o.dir)
 	switch {
 	case err == nil:
-		if running := st.running(); len(running) > 0 {
-			return fmt.Errorf("a dev environment already runs in %s (%s): see `flotilla dev status%s`, stop it with `flotilla dev down%s`, or choose another --dir",
-				o.dir, countNoun(len(running), "process", "processes"), o.dirFlag(), o.dirFlag())
+		if !st.Ready.IsZero() {
+			if o.clustersSet && len(st.Clusters) != o.clusters {
+				o.notef("Note: the dev environment in %s has %s; --clusters %d applies to a new one (flotilla dev down%s first).",
+					o.dir, countNoun(len(st.Clusters), "cluster", "clusters"), o.clusters, o.dirFlag())
+			}
+			return st, nil
 		}
-		o.notef("Removing the stopped dev environment in %s", o.dir)
+		if running := st.running(); len(running) > 0 {
+			return nil, fmt.Errorf("a dev environment that never came up completely still runs in %s (%s): stop it with `flotilla dev down%s`, or choose another --dir",
+				o.dir, countNoun(len(running), "process", "processes"), o.dirFlag())
+		}
+		o.notef("Removing the dev environment in %s, which never came up completely", o.dir)
 		if err := os.RemoveAll(o.dir); err != nil {
-			return err
+			return nil, err
 		}
 	case errors.Is(err, errNoDevEnv):
 		entries, err := os.ReadDir(o.dir)
 		if err == nil && len(entries) > 0 {
-			return fmt.Errorf("%s exists and holds no dev environment: choose another --dir, or remove it", o.dir)
+			return nil, fmt.Errorf("%s exists and holds no dev environment: choose another --dir, or remove it", o.dir)
 		}
 	default:
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
-		return fmt.Errorf("cannot create --dir %s: %w", o.dir, err)
+		return nil, fmt.Errorf("cannot create --dir %s: %w", o.dir, err)
 	}
-	return nil
+	return nil, nil
 }
 
 // dirFlag is " --dir DIR" unless --dir is the default, for the commands
@@ -181,21 +191,13 @@ func (u *devUp) bringUp(ctx context.Context, bins devBinaries) (err error) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	defer func() { err = u.cause(ctx, err) }()
-	u.watch = func(p *devProcess) {
-		go func() {
-			select {
-			case <-p.exited:
-				stop(p.failure("stopped"))
-			case <-ctx.Done():
-			}
-		}()
-	}
+	u.watchFrom(ctx, stop)
 
 	if err := u.startServers(bins); err != nil {
 		return err
 	}
 	u.prog.report("Starting the hub and %s (logs in %s)", countNoun(u.clusters, "cluster", "clusters"), u.dir)
-	if err := u.state.Hub.Process.waitForLine(ctx, hubReadyLine, time.Until(u.deadline)); err != nil {
+	if u.state.Hub.URL, err = u.serve(ctx, u.state.Hub.Process, hubReadyLine); err != nil {
 		return err
 	}
 	u.prog.report("Hub: ready at %s", u.state.Hub.URL)
@@ -234,42 +236,110 @@ func (u *devUp) cause(ctx context.Context, err error) error {
 	return err
 }
 
-// startServers starts the hub and the dev clusters side by side (each
-// takes a few seconds to come up) on free ports.
-func (u *devUp) startServers(bins devBinaries) error {
-	ports, err := freePorts(1 + u.clusters)
-	if err != nil {
-		return err
+// watchFrom makes a process that stops once it serves end whatever up
+// waits for, with its log as the error.
+func (u *devUp) watchFrom(ctx context.Context, stop context.CancelCauseFunc) {
+	u.watch = func(p *devProcess) {
+		go func() {
+			select {
+			case <-p.exited:
+				stop(p.failure("stopped"))
+			case <-ctx.Done():
+			}
+		}()
 	}
+}
+
+// devPortTries is how often a server that failed on a busy port (or a
+// data directory still held by the process it replaces) is started again
+// before up gives up, devRetryPause apart.
+const (
+	devPortTries  = 5
+	devRetryPause = 2 * time.Second
+)
+
+// startServers starts the hub and the dev clusters side by side (each
+// takes a few seconds to come up). Each picks a free port itself
+// (--secure-port 0), which serve reads back from its ready line: no port
+// is reserved here and released for another process to take meanwhile.
+func (u *devUp) startServers(bins devBinaries) error {
 	hubDir := filepath.Join(u.dir, "hub")
-	u.state.Hub.URL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	u.state.Hub.Kubeconfig = filepath.Join(hubDir, "admin.kubeconfig")
+	var err error
 	u.state.Hub.Process, err = startDetached("hub", bins.hub, filepath.Join(u.dir, "hub.log"),
-		"--data-dir", hubDir, "--secure-port", strconv.Itoa(ports[0]),
+		"--data-dir", hubDir, "--secure-port", "0",
 		"--webhook-port", "0", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--leader-elect=false")
 	if err != nil {
 		return err
 	}
-	u.watch(u.state.Hub.Process)
 	for i := range u.clusters {
-		c, err := u.startCluster(bins.cluster, i, ports[1+i])
+		c, err := u.startCluster(bins.cluster, i)
 		u.state.Clusters = append(u.state.Clusters, c)
 		if err != nil {
 			return err
 		}
-		u.watch(c.Process)
 	}
 	return u.state.save(u.dir)
+}
+
+// serve waits until a server serves and returns the address it printed.
+// One that failed on a busy port (its own choice of a free port can lose
+// a race, as can a recorded port on a restart) is started again, up to
+// devPortTries times. The port is then recorded as the server's, so that
+// a restart keeps the address that agents and kubeconfigs know.
+func (u *devUp) serve(ctx context.Context, p *devProcess, readyLine string) (string, error) {
+	for try := 1; ; try++ {
+		err := p.waitForLine(ctx, readyLine, time.Until(u.deadline))
+		if err == nil {
+			break
+		}
+		if try >= devPortTries || !p.hasExited() {
+			return "", err
+		}
+		switch {
+		case p.addressInUse():
+			u.prog.report("%s: its port was taken by another process; starting it again", p.Name)
+		case p.dataDirBusy():
+			// A process killed a moment ago holds its data directory until
+			// its last thread has ended, though /proc shows it a zombie.
+			u.prog.report("%s: its data directory is still held by the process it replaces; starting it again", p.Name)
+		default:
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		case <-time.After(devRetryPause):
+		}
+		if err := p.restart(); err != nil {
+			return "", err
+		}
+		if err := u.state.save(u.dir); err != nil {
+			return "", err
+		}
+	}
+	url, err := p.readyURL(readyLine)
+	if err != nil {
+		return "", err
+	}
+	if i := strings.LastIndexByte(url, ':'); i >= 0 {
+		p.setArg("--secure-port", url[i+1:])
+	}
+	u.watch(p)
+	return url, u.state.save(u.dir)
 }
 
 // startAgent waits until the cluster serves, then joins it to the hub with
 // an agent running as `flotilla join --run`.
 func (u *devUp) startAgent(ctx context.Context, c *devCluster, flotilla string, join joinInfo) error {
-	if err := c.Process.waitForLine(ctx, devClusterReadyLine, time.Until(u.deadline)); err != nil {
+	var err error
+	if c.URL, err = u.serve(ctx, c.Process, devClusterReadyLine); err != nil {
 		return err
 	}
 	u.prog.report("Cluster %s: ready at %s with %d nodes in %s", c.Name, c.URL, u.nodes, c.Labels["region"])
-	var err error
+	if err := grantHubAdmins(ctx, c.Kubeconfig); err != nil {
+		return err
+	}
 	c.Agent, err = startDetached(c.Name+"-agent", flotilla, filepath.Join(u.dir, c.Name+"-agent.log"),
 		"join", "--run", "--kubeconfig", c.Kubeconfig, "--cluster-name", c.Name,
 		"--hub-token", join.HubToken, "--hub-apiserver", join.HubAPIServer, "--ca-file", filepath.Join(u.dir, "hub-ca.crt"))
@@ -280,20 +350,19 @@ func (u *devUp) startAgent(ctx context.Context, c *devCluster, flotilla string, 
 	return u.state.save(u.dir)
 }
 
-// startCluster starts the i-th dev cluster on port.
-func (u *devUp) startCluster(bin string, i, port int) (devCluster, error) {
+// startCluster starts the i-th dev cluster on a port it picks.
+func (u *devUp) startCluster(bin string, i int) (devCluster, error) {
 	name := devClusterName(i)
 	dataDir := filepath.Join(u.dir, name)
 	c := devCluster{
 		Name:       name,
 		Labels:     devClusterLabels(i),
-		URL:        "https://127.0.0.1:" + strconv.Itoa(port),
 		Kubeconfig: filepath.Join(dataDir, "admin.kubeconfig"),
 	}
 	region := c.Labels["region"]
 	var err error
 	c.Process, err = startDetached(name, bin, filepath.Join(u.dir, name+".log"),
-		"--name", name, "--data-dir", dataDir, "--secure-port", strconv.Itoa(port),
+		"--name", name, "--data-dir", dataDir, "--secure-port", "0",
 		"--nodes", strconv.Itoa(u.nodes), "--node-cpu", u.nodeCPU, "--node-memory", u.nodeMemory,
 		"--region", region, "--zone", strings.Join(devZones(region), ","))
 	return c, err
@@ -374,7 +443,7 @@ func (u *devUp) waitAvailable(ctx context.Context, name string) error {
 		if cond != nil {
 			state = fmt.Sprintf("%s is %s: %s", clusterv1.ManagedClusterConditionAvailable, cond.Status, cond.Message)
 		}
-		u.prog.report("Waiting for cluster %s to be available: %s", name, state)
+		u.prog.wait("Waiting for cluster "+name+" to be available", fmt.Sprintf("%s (see `flotilla describe cluster %s` and %s)", state, name, filepath.Join(u.dir, name+"-agent.log")))
 		return false, nil
 	})
 	if errors.Is(err, errTimedOut) {
@@ -416,6 +485,10 @@ func (u *devUp) printSummary(took time.Duration) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nUse the hub:\n    export KUBECONFIG=%s\n    flotilla get clusters -o wide\n", u.state.Hub.Kubeconfig)
+	if len(u.state.Clusters) > 0 {
+		first := u.state.Clusters[0].Name
+		fmt.Fprintf(out, "Reach a cluster through the hub (no port on the cluster):\n    flotilla kubeconfig --cluster %s --output-file %s.kubeconfig && kubectl --kubeconfig %s.kubeconfig get pods -A\n", first, first, first)
+	}
 	fmt.Fprintf(out, "Use a cluster:\n")
 	for _, c := range u.state.Clusters {
 		fmt.Fprintf(out, "    export KUBECONFIG=%s\n", c.Kubeconfig)

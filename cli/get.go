@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,19 +10,17 @@ import (
 
 func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "get",
-		Short: "Show join tokens, managed clusters and ManifestWorks of the hub",
-		Long:  "Show what the hub holds: a join command with a valid token, the managed clusters, or the ManifestWorks.",
+		Use:   "get KIND [NAME]",
+		Short: "Show objects of the hub",
+		Long:  "Show what the hub holds, as a table (or -o json|yaml): one kind of object at a time.",
 		Example: `  flotilla get token
   flotilla get clusters -o wide
-  flotilla get works --cluster cluster1`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("name what to get: flotilla get clusters, flotilla get works, or flotilla get token")
-			}
-			return fmt.Errorf("flotilla get does not know %q: it gets clusters, works or token", args[0])
-		},
+  flotilla get works --clusters cluster1
+  flotilla get placements -n apps
+  flotilla get policies --matrix`,
+		// The kinds it gets and what it says of an unknown one come from
+		// its subcommands: see finishKindVerbs.
+		RunE: runKindVerb,
 	}
 	cmd.AddCommand(newGetTokenCommand(g), newGetClustersCommand(g), newGetWorksCommand(g))
 	return cmd

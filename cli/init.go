@@ -12,9 +12,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/deploy"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/version"
 )
 
 // defaultTokenTTL is how long a new join token stays valid.
@@ -86,6 +89,7 @@ type initOptions struct {
 	tokenOptions
 	joinCommandFile string
 	newToken        bool
+	dryRun          bool
 }
 
 func newInitCommand(g *globalOptions) *cobra.Command {
@@ -107,7 +111,12 @@ init talks to the hub with its admin kubeconfig and makes sure that:
   - the ConfigMap kube-public/cluster-info exists, from which agents learn the
     hub's CA.
 
-It is safe to run again: it repairs what is missing and changes nothing else.`,
+It is safe to run again: it repairs what is missing and changes nothing else.
+
+With --dry-run, init instead prints what installs the hub controllers on an
+existing cluster (CRDs, RBAC, the leader-elected Deployment, the webhook and
+metrics Services): the objects of the flotilla-hub Helm chart, for
+kubectl apply or a GitOps repository. It contacts nothing.`,
 		Example: `  # Prepare the hub and print the join command.
   flotilla init --kubeconfig ~/.local/share/flotilla/hub/admin.kubeconfig
 
@@ -117,10 +126,16 @@ It is safe to run again: it repairs what is missing and changes nothing else.`,
   # A short-lived token, with the join command saved for automation.
   flotilla init --token-ttl 1h --output-join-command-file join.sh
 
+  # What installs the hub controllers on an existing cluster, for GitOps.
+  flotilla init --dry-run --hub-apiserver https://hub.example.com:6443 -o yaml > hub.yaml
+
   # For scripts: the token and the address as JSON.
   flotilla init -o json | jq -r '."hub-token"'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.dryRun {
+				return o.printHub()
+			}
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -128,9 +143,37 @@ It is safe to run again: it repairs what is missing and changes nothing else.`,
 		},
 	}
 	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that install the hub controllers on an existing cluster (the flotilla-hub chart's, with --hub-apiserver as the address agents use) as YAML (-o json: a List), contacting nothing")
 	cmd.Flags().StringVar(&o.joinCommandFile, "output-join-command-file", "", "also write the join command to this file (mode 0600: it holds the token)")
 	cmd.Flags().BoolVar(&o.newToken, "new-token", false, "create a new join token even if a valid one exists")
 	return cmd
+}
+
+// printHub prints the flotilla-hub chart's objects for --dry-run.
+func (o *initOptions) printHub() error {
+	if err := checkOutput(o.output, outputJSON, outputYAML); err != nil {
+		return err
+	}
+	values := map[string]any{"createNamespace": true, "image": map[string]any{"reference": version.Image("flotilla-hub")}}
+	if o.hubAPIServer != "" {
+		if _, err := parseHubURL(o.hubAPIServer); err != nil {
+			return err
+		}
+		values["apiServer"] = o.hubAPIServer
+	}
+	rendered, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, values)
+	if err != nil {
+		return err
+	}
+	objs := make([]client.Object, len(rendered))
+	for i, obj := range rendered {
+		objs[i] = obj
+	}
+	format := o.output
+	if format == outputText {
+		format = outputYAML
+	}
+	return printObjects(o.streams.Out, format, objs)
 }
 
 func (o *initOptions) run(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,11 +19,12 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/agent/registration"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
-// defaultAgentImage is the agent image of this release.
-var defaultAgentImage = "ghcr.io/flotilla-io/flotilla-agent:" + version.Version
+// defaultAgentImage is the agent image of this build: the one `make images` tags.
+var defaultAgentImage = version.Image("flotilla-agent")
 
 type joinOptions struct {
 	*globalOptions
@@ -38,6 +40,11 @@ type joinOptions struct {
 	leaseDuration int32
 	// imageSet records whether --image was given.
 	imageSet bool
+	// certExpiration is the hub client certificate lifetime the agent asks for.
+	certExpiration time.Duration
+	// dryRun prints what join would install instead, in output.
+	dryRun bool
+	output string
 }
 
 func newJoinCommand(g *globalOptions) *cobra.Command {
@@ -63,6 +70,10 @@ bound to cluster-admin (ClusterRoleBinding
 open-cluster-management:flotilla-agent:execution): whoever may write
 ManifestWorks in this cluster's hub namespace administers this cluster.
 
+The objects are those of the flotilla-agent Helm chart (deploy/charts) for
+the same values; --dry-run prints them, bootstrap Secret included, instead
+of installing them, without access to the cluster (for a GitOps repository).
+
 With --run the agent runs in the foreground of this command instead, with the
 credentials of --kubeconfig, until interrupted.
 
@@ -79,6 +90,9 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 
   # Trust the hub's CA from a file instead of the hub's signed cluster-info.
   flotilla join ... --ca-file hub-ca.crt
+
+  # Write what join installs into a GitOps repository instead of installing it.
+  flotilla join ... --dry-run -o yaml > clusters/cluster1/flotilla-agent.yaml
 
   # Run the agent here, in the foreground (for development).
   flotilla join ... --run`,
@@ -100,7 +114,11 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f.BoolVar(&o.wait, "wait", false, "wait until the agent holds its own hub credentials, i.e. the hub accepted the cluster")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits")
 	f.BoolVar(&o.run, "run", false, "run the agent in the foreground instead of installing it")
+	f.DurationVar(&o.certExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration,
+		"lifetime the agent asks for its hub client certificate (at least 10m; a Flotilla hub signs at most 720h); the agent renews it before it expires")
 	f.StringVar(&o.image, "image", defaultAgentImage, "agent container image to install")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the objects join would install on the cluster (the flotilla-agent chart's, bootstrap Secret included) instead of installing them; needs no access to the cluster")
+	f.StringVarP(&o.output, "output", "o", outputYAML, "with --dry-run: yaml or json")
 	f.Int32Var(&o.leaseDuration, "lease-duration-seconds", 60, "how often the agent renews its lease on the hub (spec.leaseDurationSeconds of the ManagedCluster it creates); the hub marks the cluster unavailable after 5 times as long without renewal")
 	return cmd
 }
@@ -123,6 +141,12 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	if _, err := parseHubURL(o.hubAPIServer); err != nil {
 		return tok, err
 	}
+	if o.dryRun && (o.run || o.wait) {
+		return tok, errors.New("--dry-run prints what join would install: it neither runs (--run) nor waits (--wait)")
+	}
+	if o.output != outputYAML && o.output != outputJSON {
+		return tok, fmt.Errorf("--output %q: want yaml or json", o.output)
+	}
 	if o.run && o.wait {
 		return tok, errors.New("--wait waits for an installed agent, but --run runs the agent in the foreground: use one of them")
 	}
@@ -135,6 +159,9 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 	if o.timeout <= 0 {
 		return tok, fmt.Errorf("--timeout %s must be positive", o.timeout)
 	}
+	if o.certExpiration < agent.MinCertificateExpiration {
+		return tok, fmt.Errorf("--client-cert-expiration %s is too short: signers issue no certificate shorter than %s", o.certExpiration, agent.MinCertificateExpiration)
+	}
 	if o.leaseDuration <= 0 {
 		return tok, fmt.Errorf("--lease-duration-seconds %d must be positive", o.leaseDuration)
 	}
@@ -142,45 +169,62 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 }
 
 func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
-	// Load the cluster's kubeconfig first: a typo there should not wait on the hub.
-	spoke, err := o.clientsFor(spokeSide)
-	if err != nil {
-		return err
-	}
-	prog := newProgress(o.streams.ErrOut)
-	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
-	var ca []byte
-	if o.caFile != "" {
-		if ca, err = readCAFile(o.caFile); err != nil {
+	// Load the cluster's kubeconfig first: a typo there should not wait on
+	// the hub. A dry run needs no access to the cluster.
+	var spoke *clients
+	if !o.dryRun {
+		var err error
+		if spoke, err = o.clientsFor(spokeSide); err != nil {
 			return err
 		}
-	} else {
-		if ca, err = hub.discoverCA(ctx, tok, prog); err != nil {
+	}
+	kubeconfig, err := o.bootstrapKubeconfig(ctx, tok)
+	if err != nil {
+		if spoke == nil {
 			return err
 		}
-		o.notef("Hub: learned the CA of %s from its cluster-info, signed with token %s", hub.url, tok.ID)
+		// An agent that holds usable hub credentials needs no token: it
+		// starts, and reconnects, with its certificate; the cluster keeps
+		// the bootstrap Secret it has.
+		held, heldErr := registration.HeldCredentials(ctx, spoke.kube, agent.DefaultNamespace, o.clusterName, time.Now())
+		if heldErr != nil {
+			return fmt.Errorf("%w\nThe agent needs a valid join token, as it holds no usable hub credentials of its own: %v", err, heldErr)
+		}
+		if held.Hub.Server != strings.TrimSuffix(o.hubAPIServer, "/") && held.Hub.Server != o.hubAPIServer {
+			return fmt.Errorf("%w\nThe agent's hub credentials are for hub %s, not %s: they cannot stand in for the token", err, held.Hub.Server, o.hubAPIServer)
+		}
+		o.notef("Hub: the join token cannot be used (%s); the agent holds hub credentials for cluster %s (certificate valid until %s) and uses them instead",
+			firstLine(err.Error()), o.clusterName, held.Cert.NotAfter.UTC().Format(time.RFC3339))
+		kubeconfig = nil
 	}
-	user, err := hub.checkToken(ctx, ca, tok)
+	objs, err := agentObjects(o.clusterName, o.image, o.leaseDuration, o.certExpiration, kubeconfig)
 	if err != nil {
 		return err
 	}
-	o.notef("Hub: %s accepts the join token (user %s)", hub.url, user.Username)
-
-	kubeconfig, err := BootstrapKubeconfig(hub.url, ca, tok.String())
-	if err != nil {
-		return err
+	if o.dryRun {
+		return printObjects(o.streams.Out, o.output, objs)
 	}
-	if err := apply(ctx, spoke, agentNamespace(), bootstrapSecret(kubeconfig)); err != nil {
-		return err
-	}
-	o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
-
 	if o.run {
-		return o.runAgent(ctx)
+		// In the foreground only the namespace and the bootstrap Secret.
+		var first []client.Object
+		for _, obj := range objs {
+			if k := obj.GetObjectKind().GroupVersionKind().Kind; k == "Namespace" || k == "Secret" {
+				first = append(first, obj)
+			}
+		}
+		if err := apply(ctx, spoke, first...); err != nil {
+			return err
+		}
+		o.noteBootstrapWritten(kubeconfig)
+		// An agent started again finds the credentials of its first join.
+		held := &corev1.Secret{}
+		joined := spoke.ctrl.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.HubKubeconfigSecretName}, held) == nil && len(held.Data["kubeconfig"]) > 0
+		return o.runAgent(ctx, joined)
 	}
-	if err := apply(ctx, spoke, agentObjects(o.clusterName, o.image, o.leaseDuration)...); err != nil {
+	if err := apply(ctx, spoke, objs...); err != nil {
 		return err
 	}
+	o.noteBootstrapWritten(kubeconfig)
 	o.notef("Cluster: installed the agent (Deployment %s/%s, image %s)", agent.DefaultNamespace, agentName, o.image)
 	fmt.Fprintf(o.streams.Out, `The agent of cluster %q is installed and will ask the hub to join.
 Accept the cluster by running on the hub:
@@ -193,26 +237,71 @@ Accept the cluster by running on the hub:
 	return nil
 }
 
+func (o *joinOptions) noteBootstrapWritten(kubeconfig []byte) {
+	if kubeconfig != nil {
+		o.notef("Cluster: wrote Secret %s/%s", agent.DefaultNamespace, agent.BootstrapSecretName)
+	}
+}
+
+// bootstrapKubeconfig checks the hub and the join token, and makes the
+// kubeconfig the agent joins with.
+func (o *joinOptions) bootstrapKubeconfig(ctx context.Context, tok bootstrapToken) ([]byte, error) {
+	prog := newProgress(o.streams.ErrOut)
+	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
+	var (
+		ca  []byte
+		err error
+	)
+	if o.caFile != "" {
+		if ca, err = readCAFile(o.caFile); err != nil {
+			return nil, err
+		}
+	} else {
+		if ca, err = hub.discoverCA(ctx, tok, prog); err != nil {
+			return nil, err
+		}
+		o.notef("Hub: learned the CA of %s from its cluster-info, signed with token %s", hub.url, tok.ID)
+	}
+	user, err := hub.checkToken(ctx, ca, tok)
+	if err != nil {
+		return nil, err
+	}
+	o.notef("Hub: %s accepts the join token (user %s)", hub.url, user.Username)
+	return BootstrapKubeconfig(hub.url, ca, tok.String())
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 // runAgent runs the agent in this process until ctx ends.
-func (o *joinOptions) runAgent(ctx context.Context) error {
+func (o *joinOptions) runAgent(ctx context.Context, joined bool) error {
 	path, cleanup, err := o.spokeKubeconfigFile()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(o.streams.Out, `Running the agent of cluster %q in the foreground; interrupt it to stop.
+	if joined {
+		fmt.Fprintf(o.streams.Out, "Running the agent of cluster %q in the foreground; interrupt it to stop.\nThe cluster holds hub credentials from its earlier join: the agent goes on with them, and logs \"The hub accepted the cluster\" once the hub lets it in.\n", o.clusterName)
+	} else {
+		fmt.Fprintf(o.streams.Out, `Running the agent of cluster %q in the foreground; interrupt it to stop.
 Accept the cluster by running on the hub:
 
     flotilla accept --clusters %s
 `, o.clusterName, o.clusterName)
+	}
 	ctrllog.SetLogger(klog.NewKlogr())
 	err = agent.Run(ctx, agent.Options{
-		ClusterName:          o.clusterName,
-		Namespace:            agent.DefaultNamespace,
-		SpokeKubeconfig:      path,
-		LeaseDurationSeconds: o.leaseDuration,
-		MetricsAddr:          "0",
-		HealthProbeAddr:      "0",
+		ClusterName:           o.clusterName,
+		Namespace:             agent.DefaultNamespace,
+		SpokeKubeconfig:       path,
+		LeaseDurationSeconds:  o.leaseDuration,
+		CertificateExpiration: o.certExpiration,
+		MetricsAddr:           "0",
+		HealthProbeAddr:       "0",
+		Proxy:                 true,
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent
@@ -288,7 +377,7 @@ func (o *joinOptions) waitForCredentials(ctx context.Context, spoke *clients) er
 		} else {
 			missing = fmt.Sprintf("the hub has not accepted the cluster yet (on the hub: flotilla accept --clusters %s)", o.clusterName)
 		}
-		prog.report("Waiting: %s", missing)
+		prog.wait("Waiting", missing)
 		return false, nil
 	})
 	if errors.Is(err, errTimedOut) {

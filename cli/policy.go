@@ -21,15 +21,17 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
 func newPolicyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "policy",
-		Short: "Work with OCM governance policies",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "policy",
+		Short:   "Work with OCM governance policies",
+		Example: `  flotilla policy test policy.yaml --against ./cluster-objects/`,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPolicyTestCommand(g))
 	return cmd
@@ -125,7 +127,7 @@ func (o *policyTestOptions) run(ctx context.Context, path string) error {
 	report := policyTestReport{Against: what}
 	var results []*engine.PolicyResult
 	var states []policyv1.ComplianceState
-	var failing []string
+	var failing, invalid []string
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	for _, p := range policies {
 		res := engine.EvaluatePolicy(ctx, p, reader)
@@ -144,6 +146,11 @@ func (o *policyTestOptions) run(ctx context.Context, path string) error {
 		if r.Status.ComplianceState != policyv1.Compliant {
 			failing = append(failing, r.Policy)
 		}
+		for _, t := range res.Templates {
+			if t.Err != nil {
+				invalid = append(invalid, fmt.Sprintf("%s: Policy %s, policy template at index %d (%s): %v", path, r.Policy, t.Index, t.DisplayName(), t.Err))
+			}
+		}
 	}
 	report.Compliant = engine.Rollup(states...)
 	if o.output != outputText {
@@ -154,6 +161,9 @@ func (o *policyTestOptions) run(ctx context.Context, path string) error {
 		for i, res := range results {
 			printPolicyResult(o.streams.Out, res, report.Policies[i])
 		}
+	}
+	if len(invalid) > 0 {
+		return fmt.Errorf("invalid policy templates (a template-error on every cluster):\n  %s", strings.Join(invalid, "\n  "))
 	}
 	if len(failing) > 0 {
 		return fmt.Errorf("not compliant against %s: %s", what, strings.Join(failing, ", "))
@@ -230,8 +240,11 @@ func readPolicies(path string) ([]*policyv1.Policy, error) {
 		}
 		switch u.GetKind() {
 		case policyv1.PolicyKind:
+			if u.GetName() == "" {
+				return nil, fmt.Errorf("%s: a Policy has no metadata.name: every Policy needs one (the hub replicates it as <namespace>.<name>)", path)
+			}
 			p := &policyv1.Policy{}
-			if err := fromUnstructured(u, p); err != nil {
+			if err := policytemplate.DecodePolicy(u.Object, p); err != nil {
 				return nil, fmt.Errorf("%s: Policy %s: %w", path, u.GetName(), err)
 			}
 			out = append(out, p)
@@ -273,10 +286,7 @@ func policyName(p *policyv1.Policy) string {
 func printPolicyResult(w io.Writer, res *engine.PolicyResult, r policyTestResult) {
 	fmt.Fprintf(w, "Policy %s: %s\n", r.Policy, r.Status.ComplianceState)
 	for _, t := range res.Templates {
-		name := t.Name
-		if name == "" {
-			name = fmt.Sprintf("#%d", t.Index)
-		}
+		name := t.DisplayName()
 		if t.Result == nil {
 			fmt.Fprintf(w, "  Template %s:\n    %s\n", name, t.Message())
 			continue
@@ -293,6 +303,9 @@ func printPolicyResult(w io.Writer, res *engine.PolicyResult, r policyTestResult
 		for _, obj := range results.Objects {
 			ref := obj.Object.Kind + " " + objectName(obj.Object)
 			fmt.Fprintf(w, "    - %s %s: %s\n", obj.Compliant, ref, obj.Reason)
+			if obj.Message != "" {
+				fmt.Fprintf(w, "        %s\n", obj.Message)
+			}
 			for _, d := range obj.Diffs {
 				fmt.Fprintf(w, "        %s\n", describeDiff(d))
 			}

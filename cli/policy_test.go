@@ -134,3 +134,52 @@ func TestPolicyTestErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyTestBadInput: a Policy without a name, or with an unknown
+// field, is refused with the file named; a bad template fails the run,
+// naming the file, the template's index and the field, and leaves the
+// other templates evaluated.
+func TestPolicyTestBadInput(t *testing.T) {
+	dir := clusterDir(t, map[string]string{
+		"nameless.yaml": "apiVersion: policy.open-cluster-management.io/v1\nkind: Policy\nmetadata: {namespace: p}\nspec: {policy-templates: []}\n",
+		"unknown.yaml":  "apiVersion: policy.open-cluster-management.io/v1\nkind: Policy\nmetadata: {name: x, namespace: p}\nspec: {policy-templates: [], remediationactions: enforce}\n",
+		"template.yaml": `apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: x, namespace: p}
+spec:
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: ok}
+      spec:
+        remediationAction: inform
+        object-templates: [{complianceType: mustnothave, objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: gone}}}]
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: bad}
+      spec:
+        remediationAction: inform
+        object-templates: [{complianceType: shouldhave, objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: x}}}]
+`,
+		"cluster/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n",
+	})
+	against := filepath.Join(dir, "cluster")
+	code, out, errOut := flotilla("policy", "test", filepath.Join(dir, "nameless.yaml"), "--against", against)
+	if code == 0 || !strings.Contains(errOut, "nameless.yaml: a Policy has no metadata.name") || strings.Contains(out, "Policy :") {
+		t.Errorf("nameless: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = flotilla("policy", "test", filepath.Join(dir, "unknown.yaml"), "--against", against)
+	if code == 0 || !strings.Contains(errOut, `unknown.yaml: Policy x: strict decoding error: unknown field "spec.remediationactions"`) {
+		t.Errorf("unknown field: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut = flotilla("policy", "test", filepath.Join(dir, "template.yaml"), "--against", against)
+	if code == 0 || !strings.Contains(errOut, "template.yaml: Policy p/x, policy template at index 1 (bad)") ||
+		!strings.Contains(errOut, `spec.object-templates[0].complianceType: Unsupported value: "shouldhave"`) {
+		t.Errorf("bad template: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "Compliant; notification - namespaces [gone] missing as expected") {
+		t.Errorf("the good template must still be evaluated:\n%s", out)
+	}
+}

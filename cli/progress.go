@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -13,9 +14,60 @@ import (
 type progress struct {
 	w    io.Writer
 	last string
+	// since is when last was first reported; hinted is the line whose
+	// hint was printed.
+	since  time.Time
+	hinted string
+	now    func() time.Time
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w} }
+func newProgress(w io.Writer) *progress { return &progress{w: w, now: time.Now} }
+
+// slowWait is how long one state of a wait lasts before its progress
+// line adds a hint about what may be wrong. Every step a wait watches
+// (the hub accepting a cluster, an agent joining, applying a work) takes
+// a few seconds when all is well; 20 s without change is worth a look.
+const slowWait = 20 * time.Second
+
+// wait reports what a wait is at, as "prefix: state". A state may end
+// with a hint in parentheses, e.g. "its agent has not joined yet (see
+// `flotilla describe cluster c1`)": the hint is left out while things are
+// merely in progress, and printed once, with the command that shows the
+// cause, when the same state has lasted slowWait.
+func (p *progress) wait(prefix, state string) {
+	what, hint := splitHint(state)
+	line := prefix + ": " + what
+	if line != p.last {
+		p.since = p.now()
+	}
+	p.report("%s", line)
+	if hint != "" && p.hinted != line && p.now().Sub(p.since) >= slowWait {
+		p.hinted = line
+		fmt.Fprintf(p.w, "  Still so after %s: %s\n", slowWait, hint)
+	}
+}
+
+// splitHint cuts a final parenthesised hint off a state.
+func splitHint(state string) (what, hint string) {
+	if !strings.HasSuffix(state, ")") {
+		return state, ""
+	}
+	depth := 0
+	for i := len(state) - 1; i >= 0; i-- {
+		switch state[i] {
+		case ')':
+			depth++
+		case '(':
+			if depth--; depth == 0 {
+				if i == 0 || state[i-1] != ' ' {
+					return state, ""
+				}
+				return state[:i-1], state[i+1 : len(state)-1]
+			}
+		}
+	}
+	return state, ""
+}
 
 // report prints the message unless it is the one printed last.
 func (p *progress) report(format string, args ...any) {

@@ -49,3 +49,43 @@ func TestProgressPrintsChangesOnly(t *testing.T) {
 		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }
+
+// TestWaitHintsOnlyWhenSlow: a waiting line says what it waits for; its
+// hint (what may be wrong, and the command that shows it) comes once,
+// only after the same state lasted slowWait.
+func TestWaitHintsOnlyWhenSlow(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(0, 0)
+	p := newProgress(&out)
+	p.now = func() time.Time { return now }
+	state := "its agent has not joined yet (see `flotilla describe cluster c1`)"
+
+	p.wait("Waiting for cluster c1", "the hub has not accepted it yet (do the hub controllers run?)")
+	now = now.Add(5 * time.Second)
+	p.wait("Waiting for cluster c1", state)
+	now = now.Add(slowWait - time.Second)
+	p.wait("Waiting for cluster c1", state)
+	if got, want := out.String(), "Waiting for cluster c1: the hub has not accepted it yet\nWaiting for cluster c1: its agent has not joined yet\n"; got != want {
+		t.Fatalf("before %s:\n%s\nwant:\n%s", slowWait, got, want)
+	}
+	now = now.Add(time.Second)
+	p.wait("Waiting for cluster c1", state)
+	now = now.Add(time.Minute)
+	p.wait("Waiting for cluster c1", state)
+	if got, want := out.String(), "Waiting for cluster c1: the hub has not accepted it yet\nWaiting for cluster c1: its agent has not joined yet\n  Still so after 20s: see `flotilla describe cluster c1`\n"; got != want {
+		t.Errorf("after %s:\n%s\nwant:\n%s", slowWait, got, want)
+	}
+}
+
+func TestSplitHint(t *testing.T) {
+	for _, tc := range []struct{ in, what, hint string }{
+		{"plain", "plain", ""},
+		{"x (a (b) c)", "x", "a (b) c"},
+		{"Available=Unknown(x)", "Available=Unknown(x)", ""},
+		{"cluster c is not available (Available=False), so wait", "cluster c is not available (Available=False), so wait", ""},
+	} {
+		if what, hint := splitHint(tc.in); what != tc.what || hint != tc.hint {
+			t.Errorf("splitHint(%q) = %q, %q", tc.in, what, hint)
+		}
+	}
+}

@@ -107,7 +107,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{newInitCommand(g), newAcceptCommand(g), newDenyCommand(g), withPolicyGets(g, withPlacementGets(g, newGetCommand(g))), withPolicyCreates(g, withPlacementCreates(g, newCreateCommand(g))), newDeleteCommand(g), newClusterSetCommand(g), withWorkDescribe(g, newDescribeCommand(g))} {
+	for _, sub := range []*cobra.Command{newInitCommand(g), newAcceptCommand(g), newDenyCommand(g), withPolicyGets(g, withPlacementGets(g, newGetCommand(g))), withPolicyCreates(g, withPlacementCreates(g, newCreateCommand(g))), newDeleteCommand(g), newClusterSetCommand(g), newKubeconfigCommand(g), withDescribes(g, withWorkDescribe(g, newDescribeCommand(g)))} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}
@@ -118,6 +118,9 @@ else ~/.kube/config, exactly as with kubectl.`,
 	cmd.AddCommand(newDevCommand(g), newVersionCommand(g))
 	cmd.AddCommand(newPolicyCommand(g))
 	cmd.AddCommand(withGroup(groupHub, newConsoleCommand(g)))
+	finishKindVerbs(cmd)
+	addExamplesToGenerated(cmd)
+	addNameCompletions(g, cmd)
 	return cmd
 }
 

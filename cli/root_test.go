@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/flotilla-io/flotilla/internal/version"
 )
 
 // TestFlagErrors runs commands whose flags are wrong: each must fail with
@@ -61,5 +63,9 @@ func TestVersionClientOnly(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "Client Version: ") {
 		t.Fatalf("printed %q", out.String())
+	}
+	// The agent image is the tag make images writes, the one join installs.
+	if want := "Images: " + version.Image("flotilla-agent") + ", "; !strings.Contains(out.String(), want) {
+		t.Fatalf("printed %q, want it to name the images (%q)", out.String(), want)
 	}
 }

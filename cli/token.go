@@ -17,22 +17,23 @@ import (
 	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 )
 
 // Names of the bootstrap credential (contract, Registration step 1).
 const (
 	// bootstrapGroup is the extra group of join tokens; the bootstrap
 	// ClusterRole is bound to it.
-	bootstrapGroup = "system:bootstrappers:managedcluster"
+	bootstrapGroup = bootstraptoken.Group
 	// bootstrapServiceAccount is the other bootstrap identity OCM hubs use
-	// (clusteradm's cluster-bootstrap service account).
+	// (clusteradm's cluster-bootstrap service account); the hub serves
+	// OCM's newer one, bootstraptoken.ServiceAccountUser.
 	bootstrapServiceAccount = "system:serviceaccount:open-cluster-management:cluster-bootstrap"
 	// managedByLabel marks what flotilla created, so that init reuses only
-	// its own tokens and unjoin removes only its own objects.
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "flotilla"
-	// tokenDescription is shown by `kubeadm token list` and the like.
-	tokenDescription = "Flotilla join token: lets managed clusters register with this hub (flotilla join)"
+	// its own tokens (and the hub's) and unjoin removes only its own objects.
+	managedByLabel = bootstraptoken.ManagedByLabel
+	managedByValue = bootstraptoken.ManagedByValue
 	// maxReuseMargin: a token is handed out again only while it stays valid
 	// at least this long (or half the requested TTL, if less).
 	maxReuseMargin = time.Hour
@@ -110,27 +111,10 @@ func pickToken(secrets []corev1.Secret, now time.Time, margin time.Duration) (bo
 	return best, found
 }
 
-// newTokenSecret returns the Secret that makes t a join token.
+// newTokenSecret returns the Secret that makes t a join token, labelled
+// as the hub labels its own (app=cluster-manager, which clusteradm reads).
 func newTokenSecret(t bootstrapToken) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      bootstraputil.BootstrapTokenSecretName(t.ID),
-			Namespace: metav1.NamespaceSystem,
-			Labels:    map[string]string{managedByLabel: managedByValue},
-		},
-		Type: bootstrapapi.SecretTypeBootstrapToken,
-		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey:               t.ID,
-			bootstrapapi.BootstrapTokenSecretKey:           t.Secret,
-			bootstrapapi.BootstrapTokenDescriptionKey:      tokenDescription,
-			bootstrapapi.BootstrapTokenExpirationKey:       t.Expires.UTC().Format(time.RFC3339),
-			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
-			// Signing lets the hub's bootstrap signer sign cluster-info with
-			// the token, so that join can verify the hub's CA without --ca-file.
-			bootstrapapi.BootstrapTokenUsageSigningKey: "true",
-			bootstrapapi.BootstrapTokenExtraGroupsKey:  bootstrapGroup,
-		},
-	}
+	return bootstraptoken.Secret(t.ID, t.Secret, t.Expires)
 }
 
 // ensureToken returns a join token valid for a while yet, creating one that

@@ -83,6 +83,10 @@ func TestNewTokenSecret(t *testing.T) {
 	if s.Name != "bootstrap-token-abcdef" || s.Namespace != "kube-system" || s.Type != bootstrapapi.SecretTypeBootstrapToken {
 		t.Fatalf("secret %s/%s of type %s", s.Namespace, s.Name, s.Type)
 	}
+	// clusteradm get token --use-bootstrap-token finds tokens by this label.
+	if s.Labels["app"] != "cluster-manager" || s.Labels["app.kubernetes.io/managed-by"] != "flotilla" {
+		t.Errorf("labels %v, want app=cluster-manager and app.kubernetes.io/managed-by=flotilla", s.Labels)
+	}
 	for key, want := range map[string]string{
 		"token-id":                       "abcdef",
 		"token-secret":                   "0123456789abcdef",

@@ -16,7 +16,11 @@ type versionInfo struct {
 }
 
 type clientVersion struct {
-	Version   string `json:"version"`
+	Version string `json:"version"`
+	// AgentImage is the image flotilla join installs by default.
+	AgentImage string `json:"agentImage"`
+	// HubImage is the image of the hub of the same version.
+	HubImage  string `json:"hubImage"`
 	GoVersion string `json:"goVersion"`
 	Platform  string `json:"platform"`
 }
@@ -32,7 +36,8 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of flotilla, and of the API server when reachable",
-		Long: `Print the version of this flotilla binary and, when the kubeconfig's API
+		Long: `Print the version of this flotilla binary, the agent and hub images of the
+same version (flotilla join installs the agent image by default) and, when the kubeconfig's API
 server answers, that server's Kubernetes version. An unreachable server is
 noted on standard error; the command still succeeds.`,
 		Example: `  flotilla version
@@ -43,9 +48,11 @@ noted on standard error; the command still succeeds.`,
 				return err
 			}
 			info := versionInfo{ClientVersion: clientVersion{
-				Version:   version.Version,
-				GoVersion: runtime.Version(),
-				Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+				Version:    version.Version,
+				AgentImage: defaultAgentImage,
+				HubImage:   version.Image("flotilla-hub"),
+				GoVersion:  runtime.Version(),
+				Platform:   runtime.GOOS + "/" + runtime.GOARCH,
 			}}
 			if !clientOnly {
 				info.ServerVersion = serverVersionOf(g)
@@ -54,6 +61,7 @@ noted on standard error; the command still succeeds.`,
 				return printData(g.streams.Out, output, info)
 			}
 			cmd.Printf("Client Version: %s\n", version.String())
+			cmd.Printf("Images: %s, %s\n", info.ClientVersion.AgentImage, info.ClientVersion.HubImage)
 			if s := info.ServerVersion; s != nil {
 				cmd.Printf("Server Version: %s (Kubernetes, at %s)\n", s.Kubernetes, s.URL)
 			}

@@ -22,18 +22,12 @@ import (
 
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "create",
-		Short: "Create ManifestWorks, ManifestWorkReplicaSets, Placements, cluster sets and Policies on the hub",
+		Use:   "create KIND NAME",
+		Short: "Create objects on the hub",
 		Long:  "Create objects on the hub: ManifestWorks that deliver Kubernetes objects to managed clusters (one by one, or to the clusters of a Placement with a ManifestWorkReplicaSet), cluster sets and Placements that choose clusters, and Policies bound to Placements.",
 		Example: `  flotilla create work hello -f hello.yaml --clusters cluster1
   flotilla create work hello -f hello.yaml --placement apps/web --rollout Progressive --max-concurrency 1`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("name what to create: flotilla create work NAME -f FILE --clusters NAME[,NAME...]")
-			}
-			return fmt.Errorf("flotilla create does not know %q: it creates work", args[0])
-		},
+		RunE: runKindVerb,
 	}
 	cmd.AddCommand(newCreateWorkCommand(g))
 	return cmd
@@ -169,13 +163,12 @@ stops because clusters failed fails the wait at once.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "filename", "f", "", "file of Kubernetes manifests, of one ManifestWork or of one ManifestWorkReplicaSet; - reads standard input")
-	f.StringSliceVar(&o.clusters, "clusters", nil, "names of the clusters to deliver the work to, comma separated")
+	addClustersFlag(g, cmd, &o.clusters, "names of the clusters to deliver the work to, comma separated")
 	o.rs.addFlags(cmd)
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace the spec of a ManifestWork (or ManifestWorkReplicaSet) of that name where one exists")
 	f.BoolVar(&o.wait, "wait", false, "wait until every cluster's agent reports the work Applied and Available (with --placement: until the rollout is complete)")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
-	_ = cmd.RegisterFlagCompletionFunc("clusters", completeClusterNames(g))
 	return cmd
 }
 
@@ -207,7 +200,7 @@ func (o *createWorkOptions) run(ctx context.Context, name string, src *workSourc
 		return o.waitReady(ctx, c, name)
 	}
 	if len(o.clusters) == 1 {
-		o.notef("Follow it with: flotilla get works --cluster %s %s", o.clusters[0], name)
+		o.notef("Follow it with: flotilla get works --clusters %s %s", o.clusters[0], name)
 	} else {
 		o.notef("Follow it with: flotilla get works %s", name)
 	}
@@ -239,9 +232,9 @@ func (o *createWorkOptions) check(ctx context.Context, c *clients, name string) 
 		case err != nil:
 			return nil, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
 		case mw.DeletionTimestamp != nil:
-			problems = append(problems, fmt.Sprintf("ManifestWork %s in cluster %s is being deleted: wait until it is gone (flotilla delete work %s --cluster %s --wait), then create it again", name, cluster, name, cluster))
+			problems = append(problems, fmt.Sprintf("ManifestWork %s in cluster %s is being deleted: wait until it is gone (flotilla delete work %s --clusters %s --wait), then create it again", name, cluster, name, cluster))
 		case !o.overwrite:
-			problems = append(problems, fmt.Sprintf("ManifestWork %s already exists in cluster %s: pass --overwrite to replace its spec, or delete it first (flotilla delete work %s --cluster %s)", name, cluster, name, cluster))
+			problems = append(problems, fmt.Sprintf("ManifestWork %s already exists in cluster %s: pass --overwrite to replace its spec, or delete it first (flotilla delete work %s --clusters %s)", name, cluster, name, cluster))
 		default:
 			existing[cluster] = mw
 		}
@@ -300,7 +293,7 @@ func workMissing(mw *workv1.ManifestWork, generation int64) []string {
 		switch {
 		case c == nil || c.ObservedGeneration < generation && c.ObservedGeneration != 0:
 			if t == workv1.WorkApplied {
-				m = append(m, "its agent has not reported it Applied yet (does the agent run? see its log)")
+				m = append(m, fmt.Sprintf("its agent has not reported it Applied yet (does the agent of cluster %s run? see `flotilla describe cluster %s` and the agent's log)", mw.Namespace, mw.Namespace))
 			} else {
 				m = append(m, "its agent has not reported it Available yet")
 			}
@@ -328,7 +321,10 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 	for _, cluster := range o.clusters {
 		prog[cluster] = newProgress(o.streams.ErrOut)
 	}
+	hubProg := newProgress(o.streams.ErrOut)
+	var hubErr error
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
+		hubErr = nil
 		done := true
 		for _, cluster := range o.clusters {
 			if m, ok := missing[cluster]; ok && len(m) == 0 {
@@ -339,6 +335,10 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 			switch {
 			case apierrors.IsNotFound(err):
 				mw = nil
+			case hubDown(err):
+				hubErr = err
+				hubProg.report("Waiting for the hub %s to answer again: %v", c.where, err)
+				return false, nil
 			case err != nil:
 				return false, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
 			default:
@@ -353,7 +353,7 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 				continue
 			}
 			done = false
-			prog[cluster].report("Waiting for ManifestWork %s in cluster %s: %s", name, cluster, m[0])
+			prog[cluster].wait(fmt.Sprintf("Waiting for ManifestWork %s in cluster %s", name, cluster), m[0])
 		}
 		return done, nil
 	})
@@ -363,6 +363,9 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 			if m := missing[cluster]; len(m) > 0 {
 				lacks = append(lacks, fmt.Sprintf("cluster %s: %s", cluster, strings.Join(m, "; ")))
 			}
+		}
+		if hubErr != nil {
+			return explain(hubErr, c.where, fmt.Sprintf("timed out after --timeout %s waiting for the hub to answer again, to read ManifestWork %s", o.timeout, name))
 		}
 		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWork %s:\n  %s\nSee its status with: flotilla get works %s -o wide", o.timeout, name, strings.Join(lacks, "\n  "), name)
 	}

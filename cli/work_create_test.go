@@ -14,9 +14,9 @@ func TestWorkMissing(t *testing.T) {
 		return metav1.Condition{Type: typ, Status: s, ObservedGeneration: gen, Reason: reason, Message: msg}
 	}
 	work := func(conds ...metav1.Condition) *workv1.ManifestWork {
-		return &workv1.ManifestWork{Status: workv1.ManifestWorkStatus{Conditions: conds}}
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "c1"}, Status: workv1.ManifestWorkStatus{Conditions: conds}}
 	}
-	notApplied := "its agent has not reported it Applied yet (does the agent run? see its log)"
+	notApplied := "its agent has not reported it Applied yet (does the agent of cluster c1 run? see `flotilla describe cluster c1` and the agent's log)"
 	notAvailable := "its agent has not reported it Available yet"
 	for _, tc := range []struct {
 		name string

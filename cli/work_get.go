@@ -20,7 +20,7 @@ import (
 
 type getWorksOptions struct {
 	*globalOptions
-	cluster     string
+	clusters    []string
 	output      string
 	namespace   string
 	replicaSets bool
@@ -29,13 +29,13 @@ type getWorksOptions struct {
 func newGetWorksCommand(g *globalOptions) *cobra.Command {
 	o := &getWorksOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:     "works [NAME] [--cluster NAME | --replicasets [-n NAMESPACE]]",
+		Use:     "works [NAME] [--clusters NAME[,NAME...] | --replicasets [-n NAMESPACE]]",
 		Aliases: []string{"work", "manifestworks", "manifestwork", "mw"},
 		Short:   "Show ManifestWorks and ManifestWorkReplicaSets, how their clusters applied them, and rollout progress",
-		Long: `Show the ManifestWorks of a cluster (--cluster), or of every cluster, or
-only those named NAME.
+		Long: `Show the ManifestWorks of some clusters (--clusters), or of every cluster,
+or only those named NAME.
 
-Without --cluster, the ManifestWorkReplicaSets (of -n NAMESPACE, else of
+Without --clusters, the ManifestWorkReplicaSets (of -n NAMESPACE, else of
 every namespace) come first, one row each: its Placements, how many
 clusters they chose, how many of its ManifestWorks have the current spec
 (UPDATED) and are Applied, Available and Degraded, and where its rollout
@@ -56,14 +56,14 @@ the object back after it had been changed on the cluster (drift).
 conditions (for replica sets: rollout strategies and the hub's messages);
 -o json and -o yaml print the ManifestWork objects, or with --replicasets
 the ManifestWorkReplicaSet objects.`,
-		Example: `  flotilla get works --cluster cluster1
-  flotilla get works hello --cluster cluster1 -o wide
+		Example: `  flotilla get works --clusters cluster1
+  flotilla get works hello --clusters cluster1,cluster2 -o wide
   flotilla get works hello -o yaml
   flotilla get works --replicasets -n apps
   flotilla get works hello --replicasets -n apps -o yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return fmt.Errorf("name at most one ManifestWork (got %d): flotilla get works [NAME] [--cluster NAME]", len(args))
+				return fmt.Errorf("name at most one ManifestWork (got %d): flotilla get works [NAME] [--clusters NAME[,NAME...]]", len(args))
 			}
 			return nil
 		},
@@ -71,15 +71,16 @@ the ManifestWorkReplicaSet objects.`,
 			if err := checkOutput(o.output, outputWide, outputJSON, outputYAML); err != nil {
 				return err
 			}
-			if o.replicaSets && o.cluster != "" {
-				return errors.New("--cluster and --replicasets exclude each other: a ManifestWorkReplicaSet spans clusters (see flotilla describe work NAME -n NAMESPACE for each of its clusters)")
+			o.clusters = cleanClusterList(o.clusters)
+			if o.replicaSets && len(o.clusters) > 0 {
+				return errors.New("--clusters and --replicasets exclude each other: a ManifestWorkReplicaSet spans clusters (see flotilla describe work NAME -n NAMESPACE for each of its clusters)")
 			}
-			if o.namespace != "" && o.cluster != "" {
-				return errors.New("-n selects ManifestWorkReplicaSets by namespace; the ManifestWorks of a cluster are selected by --cluster: give one of them")
+			if o.namespace != "" && len(o.clusters) > 0 {
+				return errors.New("-n selects ManifestWorkReplicaSets by namespace; the ManifestWorks of clusters are selected by --clusters: give one of them")
 			}
-			if o.cluster != "" {
-				if err := validateClusterName(o.cluster); err != nil {
-					return fmt.Errorf("--cluster: %w", err)
+			for _, n := range o.clusters {
+				if err := validateClusterName(n); err != nil {
+					return fmt.Errorf("--clusters: %w", err)
 				}
 			}
 			var name string
@@ -89,10 +90,10 @@ the ManifestWorkReplicaSet objects.`,
 			return o.run(cmd.Context(), name)
 		},
 	}
-	cmd.Flags().StringVar(&o.cluster, "cluster", "", "the cluster whose ManifestWorks to show (default: every cluster)")
 	cmd.Flags().BoolVar(&o.replicaSets, "replicasets", false, "show only ManifestWorkReplicaSets")
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "the namespace whose ManifestWorkReplicaSets to show (default: every namespace)")
-	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames(g))
+	addClustersFlag(g, cmd, &o.clusters, "the clusters whose ManifestWorks to show, comma separated (default: every cluster)")
+	cmd.ValidArgsFunction = completeWorkNames(g, &o.clusters, &o.namespace)
 	addOutputFlag(cmd, &o.output, outputWide, outputJSON, outputYAML)
 	return cmd
 }
@@ -103,7 +104,7 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 		return err
 	}
 	var replicaSets []workv1alpha1.ManifestWorkReplicaSet
-	if o.cluster == "" {
+	if len(o.clusters) == 0 {
 		if replicaSets, err = listReplicaSets(ctx, c, o.namespace, name); err != nil {
 			return err
 		}
@@ -140,18 +141,20 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 	}
 	if len(list.Items) == 0 {
 		switch {
-		case name != "" && o.cluster != "":
-			return fmt.Errorf("ManifestWork %s not found in cluster %s (see `flotilla get works --cluster %s`)", name, o.cluster, o.cluster)
+		case name != "" && len(o.clusters) > 0:
+			cl := strings.Join(o.clusters, ",")
+			return fmt.Errorf("ManifestWork %s not found in cluster %s (see `flotilla get works --clusters %s`)", name, cl, cl)
 		case name != "":
 			return fmt.Errorf("no cluster has a ManifestWork named %s (see `flotilla get works`)", name)
-		case o.cluster != "":
-			o.notef("No ManifestWorks in cluster %s: create one with `flotilla create work NAME -f FILE --clusters %s`.", o.cluster, o.cluster)
+		case len(o.clusters) > 0:
+			cl := strings.Join(o.clusters, ",")
+			o.notef("No ManifestWorks in cluster %s: create one with `flotilla create work NAME -f FILE --clusters %s`.", cl, cl)
 		default:
 			o.notef("No ManifestWorks yet: create one with `flotilla create work NAME -f FILE --clusters NAME`.")
 		}
 		return nil
 	}
-	header, rows := workTable(list.Items, time.Now(), o.output == outputWide, o.cluster == "")
+	header, rows := workTable(list.Items, time.Now(), o.output == outputWide, len(o.clusters) != 1)
 	return printTable(o.streams.Out, header, rows)
 }
 
@@ -197,11 +200,11 @@ func inNamespace(ns string) string {
 	return " in namespace " + ns
 }
 
-// list gets the works asked for; a --cluster that does not exist is an
-// error rather than an empty list.
+// list gets the works asked for; a cluster of --clusters that does not
+// exist is an error rather than an empty list.
 func (o *getWorksOptions) list(ctx context.Context, c *clients, name string) (*workv1.ManifestWorkList, error) {
 	list := &workv1.ManifestWorkList{}
-	if o.cluster == "" {
+	if len(o.clusters) == 0 {
 		var opts []client.ListOption
 		if name != "" {
 			opts = append(opts, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)})
@@ -211,25 +214,29 @@ func (o *getWorksOptions) list(ctx context.Context, c *clients, name string) (*w
 		}
 		return list, nil
 	}
-	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: o.cluster}, &clusterv1.ManagedCluster{}); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", o.cluster)
+	for _, cluster := range o.clusters {
+		if err := c.ctrl.Get(ctx, client.ObjectKey{Name: cluster}, &clusterv1.ManagedCluster{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", cluster)
+			}
+			return nil, explainClusterAPI(err, c, "get ManagedCluster "+cluster)
 		}
-		return nil, explainClusterAPI(err, c, "get ManagedCluster "+o.cluster)
-	}
-	if name == "" {
-		if err := c.ctrl.List(ctx, list, client.InNamespace(o.cluster)); err != nil {
-			return nil, explainClusterAPI(err, c, "list the ManifestWorks of cluster "+o.cluster)
+		if name == "" {
+			one := &workv1.ManifestWorkList{}
+			if err := c.ctrl.List(ctx, one, client.InNamespace(cluster)); err != nil {
+				return nil, explainClusterAPI(err, c, "list the ManifestWorks of cluster "+cluster)
+			}
+			list.Items = append(list.Items, one.Items...)
+			continue
 		}
-		return list, nil
-	}
-	mw := workv1.ManifestWork{}
-	if err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: o.cluster, Name: name}, &mw); err != nil {
-		if apierrors.IsNotFound(err) {
-			return list, nil
+		mw := workv1.ManifestWork{}
+		if err := c.ctrl.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, &mw); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, explainClusterAPI(err, c, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))
 		}
-		return nil, explainClusterAPI(err, c, fmt.Sprintf("get ManifestWork %s/%s", o.cluster, name))
+		list.Items = append(list.Items, mw)
 	}
-	list.Items = append(list.Items, mw)
 	return list, nil
 }

@@ -89,7 +89,7 @@ func checkNameFree(ctx context.Context, c *clients, rs *workv1alpha1.ManifestWor
 		}
 	}
 	if len(taken) > 0 {
-		return fmt.Errorf("nothing was created: clusters %s already have a ManifestWork named %s that is not this replica set's, so the hub would leave them out: name the replica set otherwise, or delete those works (flotilla delete work %s --cluster CLUSTER)",
+		return fmt.Errorf("nothing was created: clusters %s already have a ManifestWork named %s that is not this replica set's, so the hub would leave them out: name the replica set otherwise, or delete those works (flotilla delete work %s --clusters CLUSTER)",
 			strings.Join(taken, ", "), rs.Name, rs.Name)
 	}
 	return nil

@@ -25,7 +25,7 @@ func (o *deleteWorkOptions) runReplicaSet(ctx context.Context, name string) erro
 	rs.Namespace, rs.Name = key.Namespace, key.Name
 	if err := c.ctrl.Delete(ctx, rs); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("ManifestWorkReplicaSet %s not found in namespace %s (see `flotilla get works --replicasets -n %s`; a ManifestWork of one cluster is deleted with --cluster)", name, o.namespace, o.namespace)
+			return fmt.Errorf("ManifestWorkReplicaSet %s not found in namespace %s (see `flotilla get works --replicasets -n %s`; a ManifestWork of one cluster is deleted with --clusters)", name, o.namespace, o.namespace)
 		}
 		return explainClusterAPI(err, c, "delete ManifestWorkReplicaSet "+key.String())
 	}
@@ -59,7 +59,7 @@ func (o *deleteWorkOptions) runReplicaSet(ctx context.Context, name string) erro
 		return false, nil
 	})
 	if errors.Is(err, errTimedOut) {
-		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWorkReplicaSet %s to go: the ManifestWorks of clusters %v remain; each waits for its cluster's agent (see flotilla delete work %s --cluster CLUSTER --wait)", o.timeout, key, left, name)
+		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWorkReplicaSet %s to go: the ManifestWorks of clusters %v remain; each waits for its cluster's agent (see flotilla delete work %s --clusters CLUSTER --wait)", o.timeout, key, left, name)
 	}
 	if err != nil {
 		return err

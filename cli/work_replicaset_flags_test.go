@@ -211,9 +211,9 @@ func TestReplicaSetFlagErrors(t *testing.T) {
 		{append(append([]string{}, p...), "--weight", "c1=1", "--weight", "c1=2"), "cluster c1 was given a weight twice"},
 		{append(append([]string{}, p...), "--replicas", "-1"), "--replicas -1 is negative"},
 		{[]string{"create", "work", "Bad_Name", "-f", good, "--placement", "web"}, `"Bad_Name" is not a valid ManifestWorkReplicaSet name`},
-		{[]string{"describe", "work", "w"}, "say which namespace ManifestWorkReplicaSet w is in"},
-		{[]string{"get", "works", "--replicasets", "--cluster", "c1"}, "--cluster and --replicasets exclude each other"},
-		{[]string{"delete", "work", "w", "--cluster", "c1", "-n", "apps"}, "--cluster and -n exclude each other"},
+		{[]string{"describe", "work", "w", "-n", "apps", "--clusters", "c1"}, "-n and --clusters exclude each other"},
+		{[]string{"get", "works", "--replicasets", "--cluster", "c1"}, "--clusters and --replicasets exclude each other"},
+		{[]string{"delete", "work", "w", "--cluster", "c1", "-n", "apps"}, "--clusters and -n exclude each other"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -172,7 +172,8 @@ func classifyCluster(cr clusterRollout, deadline time.Duration, now time.Time) (
 			return phaseFailed, fmt.Sprintf("not Available within progressDeadline %s: %s", deadline, missing[0])
 		}
 	}
-	return phaseApplying, missing[0]
+	what, _ := splitHint(missing[0])
+	return phaseApplying, what
 }
 
 // strategyOf is the rollout strategy of a Placement of the replica set.
@@ -281,6 +282,26 @@ func (v *replicaSetView) rollout() string {
 		s += " (" + strings.Join(failedNames, ",") + " failed)"
 	}
 	return s
+}
+
+// held is what the cluster runs, as its ManifestWork holds it, and the
+// message to show with it. A Pending cluster keeps the previous spec until
+// its turn: its replicas and images are those of its work ("-" without
+// one), and the message says what it gets next.
+func (cr clusterRollout) held() (replicas, images, message string) {
+	if cr.phase != phasePending || cr.want == nil {
+		replicas, images = replicasAndImages(cr.want)
+		return replicas, images, cr.why
+	}
+	replicas, images = "-", "-"
+	if cr.work != nil {
+		replicas, images = replicasAndImages(&cr.work.Spec)
+	}
+	nextReplicas, nextImages := replicasAndImages(cr.want)
+	if nextReplicas == replicas && nextImages == images {
+		return replicas, images, cr.why
+	}
+	return replicas, images, fmt.Sprintf("%s; next: replicas %s, images %s", cr.why, nextReplicas, nextImages)
 }
 
 // replicasAndImages sums up what a rendered spec runs: the spec.replicas

@@ -139,7 +139,7 @@ func TestWorkFlagErrors(t *testing.T) {
 		{[]string{"get", "works", "--cluster", "C1"}, "not a valid cluster name"},
 		{[]string{"get", "works", "-o", "name"}, `--output "name" is not supported`},
 		{[]string{"delete"}, "name what to delete"},
-		{[]string{"delete", "work", "w"}, "--cluster is required"},
+		{[]string{"delete", "work", "w"}, "--clusters is required"},
 		{[]string{"delete", "work", "w", "--cluster", "c1", "--timeout", "0s"}, "--timeout 0s must be positive"},
 	}
 	for _, tt := range tests {

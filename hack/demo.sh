@@ -38,6 +38,13 @@ fail() {
   exit 1
 }
 
+# dev up on a sandbox that exists would only restart what of it stopped;
+# the demo's steps are for a new one.
+if [[ -e $DEMO/state.json ]]; then
+  echo "make demo: a sandbox already exists in $DEMO: see it with \`bin/flotilla dev status --dir $DEMO\`, restart what stopped with \`bin/flotilla dev up --dir $DEMO\`, or remove it with \`make demo-down\` before a new demo" >&2
+  exit 1
+fi
+
 step "Starting a hub and 3 simulated clusters in $DEMO (flotilla dev up)"
 # dev up prints its own failure with the end of the failing log, and removes
 # what it started.
@@ -86,7 +93,7 @@ for c in $DEV_CLUSTER $PROD_CLUSTERS; do
   w=$REPLICASET
   [[ $c == "$DEV_CLUSTER" ]] && w=$WORK
   for _ in $(seq 1 60); do
-    flotilla get works "$w" --cluster "$c" -o json | grep -q '"AvailableReplicas"' && break
+    flotilla get works "$w" --clusters "$c" -o json | grep -q '"AvailableReplicas"' && break
     sleep 0.5
   done
 done
@@ -134,7 +141,7 @@ The sandbox keeps running. Explore it:
     $BIN/flotilla get clusters -o wide
     $BIN/flotilla get works -o wide
     $BIN/flotilla describe work $REPLICASET -n apps
-    $BIN/flotilla get works --cluster cluster3 $REPLICASET -o yaml
+    $BIN/flotilla get works --clusters cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
     $BIN/flotilla dev status --dir $DEMO
     $BIN/flotilla console     # the web console: open the URL it prints

@@ -27,10 +27,13 @@ import (
 
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/manifests"
 )
@@ -55,6 +58,13 @@ type Options struct {
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
 	Ready func(Info)
+	// Proxy, when set, is the cluster proxy that the hub's API server
+	// serves (see NewClusterProxy); its controller runs in the manager.
+	Proxy *ClusterProxy
+	// BootstrapTokens is the lifetime and overlap of the bootstrap token the
+	// hub rotates itself; nil means bootstraptoken.DefaultRotation, a zero
+	// Lifetime turns rotation off.
+	BootstrapTokens *bootstraptoken.Rotation
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 leaves
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
@@ -110,7 +120,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	} else {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
-		cp, err := controlplane.Start(ctx, ControlPlaneOptions(opts.ControlPlane))
+		opts.Proxy = NewClusterProxy(ctx)
+		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(opts.ControlPlane)))
 		if err != nil {
 			return err
 		}
@@ -159,8 +170,13 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr); err != nil {
+	if err := setupControllers(mgr, opts); err != nil {
 		return nil, err
+	}
+	if opts.Proxy != nil {
+		if err := proxy.Setup(mgr, opts.Proxy.Server, opts.Proxy.handler); err != nil {
+			return nil, fmt.Errorf("set up the cluster proxy: %w", err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -192,14 +208,14 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,
-// cluster-info, the hub namespace, and the registration RBAC and admission
-// policy. It is idempotent.
+// cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
+// and the registration RBAC and admission policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	crds, err := manifests.AllCRDs()
 	if err != nil {
 		return err
 	}
-	if err := bootstrap.InstallCRDs(ctx, cfg, crds); err != nil {
+	if err := kubeapply.InstallCRDs(ctx, cfg, crds); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -220,7 +236,18 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	if err := clusterset.Install(ctx, client); err != nil {
 		return err
 	}
+	if err := bootstraptoken.Install(ctx, client); err != nil {
+		return err
+	}
 	return registration.Install(ctx, client)
+}
+
+// bootstrapTokens is the rotation o asks for, or the default.
+func (o Options) bootstrapTokens() bootstraptoken.Rotation {
+	if o.BootstrapTokens == nil {
+		return bootstraptoken.DefaultRotation
+	}
+	return *o.BootstrapTokens
 }
 
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
@@ -285,10 +312,35 @@ func caBundle(cfg *rest.Config) ([]byte, error) {
 
 // ControlPlaneOptions are o as the hub runs its embedded control plane:
 // with registration's authorizer for the clusters' agents in front of
-// RBAC, unless o names another.
+// RBAC and its check of their CSRs' subjects, unless o names others.
 func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	if o.Authorizer == nil {
 		o.Authorizer = registration.NewAuthorizer
 	}
+	if o.Admission == nil {
+		o.Admission = registration.NewCSRSubjectAdmission()
+	}
+	return o
+}
+
+// ClusterProxy is the hub's cluster proxy (hub/proxy): the clusters'
+// tunnels, served by the embedded API server.
+type ClusterProxy struct {
+	// Server holds the open tunnels.
+	Server  *proxy.Server
+	handler *proxy.Handler
+}
+
+// NewClusterProxy returns a cluster proxy that serves tunnels until ctx
+// ends.
+func NewClusterProxy(ctx context.Context) *ClusterProxy {
+	s := proxy.NewServer()
+	go s.Serve(ctx)
+	return &ClusterProxy{Server: s, handler: &proxy.Handler{Server: s}}
+}
+
+// Serve returns o with the cluster proxy served by the API server.
+func (p *ClusterProxy) Serve(o controlplane.Options) controlplane.Options {
+	o.Extensions = append(o.Extensions, p.handler.Extension())
 	return o
 }

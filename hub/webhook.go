@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -54,6 +56,14 @@ type WebhookOptions struct {
 	// CABundle is the PEM bundle the API server verifies the serving
 	// certificate with; empty means CertDir's ca.crt, or else its tls.crt.
 	CABundle []byte
+	// Service, "namespace/name", is the Service (port 443) in front of the
+	// server, through which the API server calls it instead of AdvertiseURL.
+	Service string
+	// SelfSigned issues a self-signed serving certificate into CertDir at
+	// start when CertDir holds none, for AdvertiseURL's or Service's host.
+	// Each process issues its own: for one hub replica, or a leader whose
+	// Service sends only to it.
+	SelfSigned bool
 }
 
 // enabled reports whether this process serves the webhook.
@@ -95,8 +105,23 @@ func (w *WebhookOptions) complete() error {
 		}
 		return nil
 	}
+	if w.Service != "" {
+		ns, name, ok := strings.Cut(w.Service, "/")
+		if !ok || ns == "" || name == "" {
+			return fmt.Errorf("--webhook-service %q is not namespace/name", w.Service)
+		}
+		if w.AdvertiseURL != "" {
+			return errors.New("--webhook-service and --webhook-advertise-url both say how the API server reaches the webhook: give one")
+		}
+		w.AdvertiseURL = "https://" + name + "." + ns + ".svc:443"
+	}
 	if err := w.defaultAddress(); err != nil {
 		return err
+	}
+	if w.SelfSigned {
+		if err := w.selfSign(); err != nil {
+			return err
+		}
 	}
 	if len(w.CABundle) > 0 {
 		return nil
@@ -190,7 +215,40 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 	if err != nil {
 		return err
 	}
+	if ns, name, ok := strings.Cut(w.Service, "/"); ok {
+		return work.InstallWebhookService(ctx, client, ns, name, w.CABundle)
+	}
 	return work.InstallWebhook(ctx, client, w.AdvertiseURL, w.CABundle)
+}
+
+// selfSign writes a self-signed serving certificate for the advertised
+// host (and the Service's other DNS names) into CertDir, unless it holds
+// one, and takes it as the CA bundle.
+func (w *WebhookOptions) selfSign() error {
+	crt, key := filepath.Join(w.CertDir, "tls.crt"), filepath.Join(w.CertDir, "tls.key")
+	if _, err := os.Stat(crt); err == nil {
+		return nil
+	}
+	u, err := url.Parse(w.AdvertiseURL)
+	if err != nil {
+		return err
+	}
+	var names []string
+	if ns, name, ok := strings.Cut(w.Service, "/"); ok {
+		names = []string{name, name + "." + ns, name + "." + ns + ".svc.cluster.local"}
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(u.Hostname(), nil, names)
+	if err != nil {
+		return fmt.Errorf("issue the webhook's self-signed certificate: %w", err)
+	}
+	if err := os.WriteFile(crt, certPEM, 0o600); err != nil {
+		return fmt.Errorf("--webhook-cert-dir must be writable with --webhook-self-signed: %w", err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		return err
+	}
+	w.CABundle = certPEM
+	return nil
 }
 
 func freePort(bind string) (int, error) {

@@ -14,14 +14,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// referenceDir holds the published OCM CRDs, beside the repository.
-const referenceDir = "../../shared/reference/ocm-crds"
+// referenceDirs hold the published OCM CRDs, beside the repository. A CRD
+// in a later directory supersedes one of the same name in an earlier one
+// (ocm-crds-next holds the add-on kinds of OCM v1.3, served in two versions,
+// and ClusterManager).
+var referenceDirs = []string{"../../shared/reference/ocm-crds", "../../shared/reference/ocm-crds-next"}
 
 // notServed are reference CRDs outside the contract's table of kinds.
-var notServed = map[string]string{
-	"clustermanagementaddons.addon.open-cluster-management.io": "add-ons are not part of the contract yet",
-	"managedclusteraddons.addon.open-cluster-management.io":    "add-ons are not part of the contract yet",
-}
+var notServed = map[string]string{}
 
 // deviations are the places where our schema knowingly differs from the
 // reference, keyed "<crd>:<path>:<what>", each with its reason. Every entry
@@ -176,22 +176,29 @@ func walk(path string, ref, ours *apiextensionsv1.JSONSchemaProps, add func(key,
 
 func readReference(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(referenceDir, "*.yaml"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no reference CRDs under %s (shared/ must sit beside the repository): %v", referenceDir, err)
+	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, dir := range referenceDirs {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("no reference CRDs under %s (shared/ must sit beside the repository): %v", dir, err)
+		}
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(data, crd); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			byName[crd.Name] = crd
+		}
 	}
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(byName))
+	for _, crd := range byName {
 		crds = append(crds, crd)
 	}
+	sort.Slice(crds, func(i, j int) bool { return crds[i].Name < crds[j].Name })
 	return crds
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -148,11 +149,15 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the policy agent's hub manager: %w", err)
 	}
+	events, err := corev1client.NewForConfig(hubCfg)
+	if err != nil {
+		return fmt.Errorf("create the policy agent's hub event client: %w", err)
+	}
 	r := &reconciler{
 		Agent:     a,
+		events:    events,
 		hub:       mgr.GetClient(),
 		hubReader: mgr.GetAPIReader(),
-		recorder:  mgr.GetEventRecorder("policy-agent"),
 		watches:   newRegistry(a.spoke.dynamic, a.cfg.ClusterName),
 	}
 	templates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.Namespace, cluster: a.cfg.ClusterName}

@@ -163,7 +163,7 @@ func (r *reconciler) holdBack(ctx context.Context, s *scope, t engine.PolicyTemp
 		return false, err
 	}
 	msg := pendingMessage(unmet, slices.ContainsFunc(t.Dependencies, isPolicySetDependency))
-	s.record(d, r.cfg.Namespace, policyv1.Pending, msg, nil)
+	s.record(d, policyv1.Pending, msg, nil)
 	return true, nil
 }
 

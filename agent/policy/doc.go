@@ -40,6 +40,14 @@
 // a duration the template is evaluated at most that often, reading the
 // spoke directly; with "never", once per change of the template.
 //
+// Policy templates are decoded strictly by internal/policytemplate, the
+// one decoding that the hub and `flotilla policy test` use too, so that a
+// template-error reads the same everywhere. A template that waits for a
+// deletion (finalizers, a Terminating namespace) watches the object it
+// waits for whatever its interval, and is evaluated on each of its events
+// until it is gone. Each new history message is an Event in the cluster's
+// namespace on the hub, named as its history entry's eventName.
+//
 // A template removed from its policy, or a policy removed from the hub
 // (deleted or disabled), has its spoke ConfigurationPolicy deleted; in
 // enforce mode its pruneObjectBehavior deletes first what it managed

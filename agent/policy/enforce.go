@@ -54,7 +54,13 @@ func (r *reconciler) enforce(ctx context.Context, res *engine.Result) error {
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 				err = nil // gone already, or replaced by another object: evaluated again on its event
 			}
-			res.Done(a, nil, err)
+			var still *unstructured.Unstructured
+			if err == nil {
+				// A deletion counts once the object is gone: finalizers
+				// (a Terminating namespace) may hold it.
+				still, err = stillThere(ctx, ri, a.Object)
+			}
+			res.Done(a, still, err)
 		}
 		if err != nil {
 			logger.Info("Cannot enforce the policy", "action", a.String(), "reason", err.Error())
@@ -63,6 +69,21 @@ func (r *reconciler) enforce(ctx context.Context, res *engine.Result) error {
 		}
 	}
 	return nil
+}
+
+// stillThere reads obj again after its deletion was accepted: nil when it
+// is gone (or replaced by another of its name).
+func stillThere(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	got, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case obj.GetUID() != "" && got.GetUID() != obj.GetUID():
+		return nil, nil
+	}
+	return got, nil
 }
 
 // update patches the object, or deletes and creates it as its

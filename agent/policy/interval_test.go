@@ -103,14 +103,14 @@ func TestSpecComparesEqualAfterDefaults(t *testing.T) {
 func TestPreviousDetail(t *testing.T) {
 	p := &policyv1.Policy{Status: policyv1.PolicyStatus{Details: []policyv1.DetailsPerTemplate{
 		{TemplateMeta: metav1.ObjectMeta{Name: "a"}, ComplianceState: policyv1.Compliant},
-		{ComplianceState: policyv1.NonCompliant},
+		{TemplateMeta: metav1.ObjectMeta{Name: "template-1"}, ComplianceState: policyv1.NonCompliant},
 		{TemplateMeta: metav1.ObjectMeta{Name: "c"}, ComplianceState: policyv1.NonCompliant},
 	}}}
 	if d := previousDetail(p, engine.PolicyTemplate{Index: 2, Name: "a"}); d.ComplianceState != policyv1.Compliant {
 		t.Errorf("by name: %+v", d)
 	}
 	if d := previousDetail(p, engine.PolicyTemplate{Index: 1}); d.ComplianceState != policyv1.NonCompliant {
-		t.Errorf("by index: %+v", d)
+		t.Errorf("unnamed, as template-<index>: %+v", d)
 	}
 	if d := previousDetail(p, engine.PolicyTemplate{Index: 0, Name: "new"}); d.ComplianceState != "" {
 		t.Errorf("a new template has no previous detail: %+v", d)

@@ -9,7 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,8 +27,9 @@ type reconciler struct {
 	// status computed from a stale one would lose history.
 	hub       client.Client
 	hubReader client.Reader
-	recorder  events.EventRecorder
-	watches   *registry
+	// events writes the compliance events, in the cluster's namespace.
+	events  corev1client.EventsGetter
+	watches *registry
 }
 
 // scope is one reconcile of one policy.
@@ -48,7 +50,7 @@ type scope struct {
 }
 
 // policyEvent is an event about the policy, for the hub.
-type policyEvent struct{ eventType, reason, note string }
+type policyEvent struct{ name, eventType, reason, note string }
 
 // requeueAfter makes the policy be looked at again within d.
 func (s *scope) requeueAfter(d time.Duration) {
@@ -82,7 +84,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			err = errors.Join(err, perr)
 			return
 		}
-		r.emit(s)
+		r.emit(ctx, s)
 	}()
 	// Every phase runs: a template that fails keeps its last status, and
 	// the others still report.
@@ -154,16 +156,35 @@ func (r *reconciler) patchStatus(ctx context.Context, before, p *policyv1.Policy
 	return nil
 }
 
-// emit sends the pass's events, once their status is written.
-func (r *reconciler) emit(s *scope) {
+// emit sends the pass's events, once their status is written: each an
+// Event in the cluster's namespace about the replicated policy, named as
+// its history entry's eventName says, as OCM's framework names them.
+func (r *reconciler) emit(ctx context.Context, s *scope) {
 	for _, e := range s.events {
-		r.recorder.Eventf(s.policy, nil, e.eventType, e.reason, "Evaluate", "%s", e.note)
+		ev := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: e.name, Namespace: s.policy.Namespace},
+			InvolvedObject: corev1.ObjectReference{
+				APIVersion: policyv1.GroupVersion.String(), Kind: policyv1.PolicyKind,
+				Namespace: s.policy.Namespace, Name: s.policy.Name, UID: s.policy.UID,
+			},
+			Reason: e.reason, Message: e.note, Type: e.eventType,
+			Source:         corev1.EventSource{Component: eventComponent, Host: r.cfg.ClusterName},
+			FirstTimestamp: metav1.NewTime(s.now), LastTimestamp: metav1.NewTime(s.now), Count: 1,
+			Action: "Evaluate", ReportingController: eventComponent, ReportingInstance: r.cfg.ClusterName,
+		}
+		if _, err := r.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			klog.FromContext(ctx).Info("Cannot record a compliance event on the hub", "event", e.name, "reason", err.Error())
+		}
 	}
 }
 
+// eventComponent reports the agent's compliance events.
+const eventComponent = "flotilla-policy-agent"
+
 // record reports an evaluation of template d: its compliance, its
-// message in history (only when it changed, with an event) and its results.
-func (s *scope) record(d *policyv1.DetailsPerTemplate, namespace string, state policyv1.ComplianceState, msg string, results *policyv1.TemplateResults) {
+// message in history (only when it changed, with an event named as the
+// history entry's eventName) and its results.
+func (s *scope) record(d *policyv1.DetailsPerTemplate, state policyv1.ComplianceState, msg string, results *policyv1.TemplateResults) {
 	d.ComplianceState = state
 	d.Results = results
 	var changed bool
@@ -172,7 +193,11 @@ func (s *scope) record(d *policyv1.DetailsPerTemplate, namespace string, state p
 		if state != policyv1.Compliant {
 			eventType = corev1.EventTypeWarning
 		}
-		// OCM's reason names the template as "policy: <namespace>/<name>".
-		s.events = append(s.events, policyEvent{eventType: eventType, reason: "policy: " + namespace + "/" + d.TemplateMeta.Name, note: msg})
+		// OCM's name: <policy>.<timestamp in hex nanoseconds>, one
+		// nanosecond apart for the templates of one pass.
+		name := fmt.Sprintf("%s.%x", s.policy.Name, s.now.UnixNano()+int64(len(s.events)))
+		d.History[0].EventName = name
+		// OCM's reason names the template as "policy: <cluster namespace>/<name>".
+		s.events = append(s.events, policyEvent{name: name, eventType: eventType, reason: "policy: " + s.policy.Namespace + "/" + d.TemplateMeta.Name, note: msg})
 	}
 }

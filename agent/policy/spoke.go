@@ -49,7 +49,7 @@ func (r *reconciler) ensureTemplate(ctx context.Context, p *policyv1.Policy, wan
 			Spec:       want.Spec,
 		}
 		if err := r.spoke.policies.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
-			return nil, invalid(fmt.Errorf("create ConfigurationPolicy %s on the managed cluster: %w", want.Name, err))
+			return nil, invalid(fmt.Errorf("Failed to create policy template: %w", err))
 		}
 		klog.FromContext(ctx).V(1).Info("Created the policy template on the managed cluster", "template", want.Name)
 		return obj, nil
@@ -68,7 +68,7 @@ func (r *reconciler) ensureTemplate(ctx context.Context, p *policyv1.Policy, wan
 	got.Spec = spec
 	maps.Copy(got.Labels, labels)
 	if err := r.spoke.policies.Update(ctx, got, client.FieldOwner(FieldManager)); err != nil {
-		return nil, invalid(fmt.Errorf("update ConfigurationPolicy %s on the managed cluster: %w", want.Name, err))
+		return nil, invalid(fmt.Errorf("Failed to update policy template: %w", err))
 	}
 	return got, nil
 }

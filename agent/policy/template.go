@@ -17,7 +17,7 @@ import (
 // carries on and a template that is not due keeps what it said.
 func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemplate) (policyv1.DetailsPerTemplate, error) {
 	d := previousDetail(s.policy, t)
-	d.TemplateMeta = metav1.ObjectMeta{Name: t.Name}
+	d.TemplateMeta = metav1.ObjectMeta{Name: t.DisplayName()}
 	if t.Err != nil {
 		if t.HubTemplateError && t.Name != "" {
 			// The hub will resolve it again: what is on the cluster stays,
@@ -53,11 +53,13 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		return d, nil
 	}
 	last, _ := time.Parse(time.RFC3339, cp.Status.LastEvaluated)
-	if due, wait := iv.due(s.now, last, cp.Status.LastEvaluatedGeneration, cp.Generation); !due {
+	// A template that waits for a deletion is evaluated on every event of
+	// the watch of what it waits for, whatever its interval.
+	if due, wait := iv.due(s.now, last, cp.Status.LastEvaluatedGeneration, cp.Generation); !due && !waitingDeletion(cp) {
 		s.requeueAfter(wait)
 		if d.ComplianceState == "" {
 			// The hub lost what was reported: say it again.
-			s.record(&d, r.cfg.Namespace, cp.Status.ComplianceState, statusMessage(cp), d.Results)
+			s.record(&d, cp.Status.ComplianceState, statusMessage(cp), d.Results)
 		}
 		return d, nil
 	}
@@ -77,7 +79,21 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		}
 	}
 	next, err := intervalFor(cp.Spec.EvaluationInterval, res.Compliance())
+	waiting := res.Waiting()
 	switch {
+	case len(waiting) > 0 && !next.watch:
+		// Watch what the deletions wait for, so that the template is
+		// evaluated again as soon as they are gone, not an interval later.
+		if watched == nil {
+			watched = r.watches.reader(r.spoke.mapper, u)
+		}
+		for _, w := range waiting {
+			if _, werr := watched.Get(ctx, w.Mapping, w.Namespace, w.Name); werr != nil {
+				klog.FromContext(ctx).Info("Cannot watch an object whose deletion the policy waits for", "object", klog.KRef(w.Namespace, w.Name), "reason", werr.Error())
+			}
+		}
+		r.watches.track(u, watched.used)
+		s.requeueAfter(next.every)
 	case err != nil:
 	case next.watch && watched != nil:
 		r.watches.track(u, watched.used)
@@ -94,26 +110,34 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 		return d, err
 	}
 	klog.FromContext(ctx).V(2).Info("Evaluated the policy template", "template", cp.Name, "compliant", res.Compliance())
-	s.record(&d, r.cfg.Namespace, res.Compliance(), res.Message(), res.Results(0))
+	s.record(&d, res.Compliance(), res.Message(), res.Results(0))
 	return d, nil
+}
+
+// waitingDeletion says whether cp's last evaluation waits for the
+// deletion of an object.
+func waitingDeletion(cp *policyv1.ConfigurationPolicy) bool {
+	for _, ro := range cp.Status.RelatedObjects {
+		if ro.Reason == engine.ReasonDeletePending {
+			return true
+		}
+	}
+	return false
 }
 
 // templateError reports a policy template that cannot be evaluated.
 func (r *reconciler) templateError(s *scope, d *policyv1.DetailsPerTemplate, err error) {
 	results := &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: err.Error()}}}
-	s.record(d, r.cfg.Namespace, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
+	s.record(d, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
 }
 
 // previousDetail is the details entry last reported for t: the one of the
-// same name, or at the same index for a template without a name.
+// same name (template-<index> for a template without a name).
 func previousDetail(p *policyv1.Policy, t engine.PolicyTemplate) policyv1.DetailsPerTemplate {
 	for _, d := range p.Status.Details {
-		if t.Name != "" && d.TemplateMeta.Name == t.Name {
+		if d.TemplateMeta.Name == t.DisplayName() {
 			return *d.DeepCopy()
 		}
-	}
-	if t.Name == "" && t.Index < len(p.Status.Details) && p.Status.Details[t.Index].TemplateMeta.Name == "" {
-		return *p.Status.Details[t.Index].DeepCopy()
 	}
 	return policyv1.DetailsPerTemplate{}
 }

@@ -10,8 +10,9 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 )
 
-// AgentIDAnnotation on a ManagedCluster names the agent that joined it last.
-const AgentIDAnnotation = "flotilla.io/agent-id"
+// AgentIDAnnotation on a ManagedCluster names the agent that joined it
+// last. It has the prefix of the only annotations an agent may change.
+const AgentIDAnnotation = "agent.open-cluster-management.io/flotilla-agent-id"
 
 // self is how an agent recognises its cluster's ManagedCluster.
 type self struct {

@@ -180,3 +180,24 @@ func currentCluster(kc *clientcmdapi.Config) *clientcmdapi.Cluster {
 	}
 	return cluster
 }
+
+// HeldCredentials returns the client certificate of the hub credentials
+// that the agent in namespace ns of spoke holds for cluster, if they are
+// usable at now; otherwise an error says why not. The CLI asks before it
+// needs a join token: an agent that holds usable credentials starts and
+// reconnects with them, without the token.
+func HeldCredentials(ctx context.Context, spoke kubernetes.Interface, ns, cluster string, now time.Time) (*Credentials, error) {
+	st, err := readSecret(ctx, spoke, ns)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.invalid != nil:
+		return nil, fmt.Errorf("Secret %s/%s holds credentials that are not usable: %w", ns, HubKubeconfigSecretName, st.invalid)
+	case st.creds == nil:
+		return nil, fmt.Errorf("Secret %s/%s holds no hub credentials", ns, HubKubeconfigSecretName)
+	}
+	if err := st.creds.usable(now, cluster, st.agentID, nil); err != nil {
+		return nil, fmt.Errorf("the hub credentials in Secret %s/%s are not usable: %w", ns, HubKubeconfigSecretName, err)
+	}
+	return st.creds, nil
+}

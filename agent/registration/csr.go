@@ -129,26 +129,32 @@ func requestCertificate(ctx context.Context, api certificatesclient.CertificateS
 	return &csrRequest{name: created.Name, keyPEM: keyPEM}, nil
 }
 
-// waitForCertificate waits until CSR name is approved and issued, and
-// returns the certificate. It returns an error wrapping errCSRGone when the
-// CSR was denied, failed or deleted, and any other error as it comes, for
-// the caller to retry.
-func waitForCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, name string) ([]byte, error) {
+// waitForCertificate waits until CSR name of cluster c is approved and
+// issued, and returns the certificate. It returns an error wrapping
+// errCSRGone when the CSR was denied, failed or deleted, and any other
+// error as it comes, for the caller to retry. It reads and watches the CSR
+// with the cluster's label selector as well as its name: the hub lets a
+// cluster's agent read CSRs only so.
+func waitForCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, c, name string) ([]byte, error) {
+	selectors := metav1.ListOptions{
+		LabelSelector: labels.Set{clusterv1.ClusterNameLabel: c}.String(),
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	}
 	for {
-		csr, err := api.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("CSR %s no longer exists: %w", name, errCSRGone)
-		}
+		list, err := api.List(ctx, selectors)
 		if err != nil {
 			return nil, fmt.Errorf("read CSR %s: %w", name, err)
 		}
+		if len(list.Items) == 0 {
+			return nil, fmt.Errorf("CSR %s no longer exists: %w", name, errCSRGone)
+		}
+		csr := &list.Items[0]
 		if done, err := issued(csr); done || err != nil {
 			return csr.Status.Certificate, err
 		}
-		w, err := api.Watch(ctx, metav1.ListOptions{
-			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
-			ResourceVersion: csr.ResourceVersion,
-		})
+		opts := selectors
+		opts.ResourceVersion = list.ResourceVersion
+		w, err := api.Watch(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("watch CSR %s: %w", name, err)
 		}

@@ -101,9 +101,9 @@ func (r *Registration) waitAccepted(ctx context.Context, s *session) error {
 		err := s.client.Get(ctx, client.ObjectKey{Name: r.cfg.ClusterName}, &clusterv1.ManagedCluster{})
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
-			if said {
-				logger.Info("The hub accepted the cluster")
-			}
+			// Said on every start, so that an agent restarted after the
+			// cluster was accepted says so rather than nothing.
+			logger.Info("The hub accepted the cluster")
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -179,7 +179,7 @@ func (r *Registration) renew(ctx context.Context, s *session) (*Credentials, err
 			pending = p
 			klog.FromContext(ctx).Info("Asked the hub to renew the client certificate", "csr", p.name)
 		}
-		certPEM, err := waitForCertificate(ctx, csrs, pending.name)
+		certPEM, err := waitForCertificate(ctx, csrs, old.ClusterName, pending.name)
 		if errors.Is(err, errCSRGone) {
 			pending = nil
 			return err

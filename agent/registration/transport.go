@@ -65,7 +65,12 @@ func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubCo
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 25,
 	})
-	c.config = &rest.Config{Host: hub.Server, Transport: transport, UserAgent: userAgent}
+	var rt http.RoundTripper = transport
+	if hub.ProxyURL == "" {
+		// Behind a proxy the hub's address says nothing about whether it is back.
+		rt = newWaitingTransport(transport, hubAddress(hub.Server))
+	}
+	c.config = &rest.Config{Host: hub.Server, Transport: rt, UserAgent: userAgent}
 	return c, nil
 }
 
@@ -91,3 +96,15 @@ func (c *hubConnection) swap(certPEM, keyPEM []byte) error {
 
 // close closes every open connection.
 func (c *hubConnection) close() { c.dialer.CloseAll() }
+
+// hubAddress is the host:port of a hub's https URL, "" if it has none.
+func hubAddress(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.Port() == "" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return u.Host
+}

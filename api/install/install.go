@@ -4,10 +4,13 @@ package install
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
+	addonv1beta1 "github.com/flotilla-io/flotilla/api/addon/v1beta1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
+	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
@@ -15,15 +18,18 @@ import (
 )
 
 var schemeBuilder = runtime.NewSchemeBuilder(
+	addonv1alpha1.AddToScheme,
+	addonv1beta1.AddToScheme,
 	clusterv1.AddToScheme,
 	clusterv1alpha1.AddToScheme,
 	clusterv1beta1.AddToScheme,
 	clusterv1beta2.AddToScheme,
+	operatorv1.AddToScheme,
 	policyv1.AddToScheme,
 	policyv1beta1.AddToScheme,
 	workv1.AddToScheme,
 	workv1alpha1.AddToScheme,
 )
 
-// AddToScheme adds the cluster, work and policy types to a scheme.
+// AddToScheme adds the cluster, work, policy, add-on and operator types to a scheme.
 var AddToScheme = schemeBuilder.AddToScheme

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/agent"
+	agentproxy "github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/work"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
@@ -95,12 +96,15 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.StringVar(&opts.SpokeAPIServerURL, "spoke-api-server-url", "", "API server URL reported to the hub in spec.managedClusterClientConfigs (default: the one in --kubeconfig)")
 	f.StringVar(&spokeCAFile, "spoke-ca-file", "", "CA bundle reported with --spoke-api-server-url (default: the one in --kubeconfig)")
 	f.Int32Var(&opts.LeaseDurationSeconds, "lease-duration-seconds", 60, "spec.leaseDurationSeconds of a ManagedCluster the agent creates; the hub's value rules afterwards")
-	f.DurationVar(&opts.CertificateExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration, "lifetime asked for the hub client certificate (at least 10m)")
+	f.DurationVar(&opts.CertificateExpiration, "client-cert-expiration", agent.DefaultCertificateExpiration, "lifetime asked for the hub client certificate (at least 10m; a Flotilla hub signs at most 720h); renewed when a fifth to a quarter of it is left")
 	f.DurationVar(&opts.RenewBefore, "renew-before", 0, "renew the certificate this long before it expires, instead of when 20-25 % of its life is left (for tests)")
 	f.DurationVar(&opts.WorkResyncInterval, "work-resync-interval", work.DefaultResyncInterval, "how often each ManifestWork is checked against the managed cluster besides the events that ask for it (jittered by up to 10 %)")
 	f.DurationVar(&opts.AppliedManifestWorkEvictionGracePeriod, "appliedmanifestwork-eviction-grace-period", work.DefaultEvictionGracePeriod, "how long the objects of a ManifestWork that is gone from a reachable hub are kept before they are removed")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9446", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9447", "address of /healthz and /readyz (0 disables them)")
+	f.BoolVar(&opts.Proxy, "cluster-proxy", true, "keep a tunnel open to the hub so that hub users reach this cluster's API through the hub, as themselves under --proxy-user-prefix and --proxy-group-prefix")
+	f.StringVar(&opts.ProxyUserPrefix, "proxy-user-prefix", agentproxy.DefaultPrefix, "prefix of the user name a hub user has on this cluster through the hub (never empty)")
+	f.StringVar(&opts.ProxyGroupPrefix, "proxy-group-prefix", agentproxy.DefaultPrefix, "prefix of the group names a hub user has on this cluster through the hub (never empty)")
 	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof/ and /debug/memory on the metrics address (not for exposed addresses: they reveal the process's internals)")
 	_ = cmd.MarkFlagRequired("cluster-name")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

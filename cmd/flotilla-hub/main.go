@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -64,7 +65,10 @@ answers. The embedded control plane issues its certificate; with
 
   # ... and serve the ManifestWork admission webhook to its API server:
   flotilla-hub --kubeconfig ~/.kube/config --webhook-bind-address 0.0.0.0 \
-    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443`,
+    --webhook-cert-dir /etc/flotilla/webhook --webhook-advertise-url https://hub-webhook.example.com:9443
+
+  # Rotate the join token every 12 hours, each handed out valid for 4 hours at least:
+  flotilla-hub --bootstrap-token-lifetime 16h --bootstrap-token-overlap 4h`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -103,7 +107,13 @@ answers. The embedded control plane issues its certificate; with
 	f.IntVar(&opts.Webhook.Port, "webhook-port", 0, fmt.Sprintf("port of the ManifestWork admission webhook server (default: a free one, which the hub registers with its embedded API server; %d with --kubeconfig)", hub.DefaultWebhookPort))
 	f.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", "", "directory with the webhook server's tls.crt, tls.key and the ca.crt that signed them (default: issued from the hub's CA under --data-dir; required with --kubeconfig to serve the webhook)")
 	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
+	f.StringVar(&opts.Webhook.Service, "webhook-service", "", "namespace/name of a Service (port 443) in front of the webhook server, through which the API server calls it instead of --webhook-advertise-url (as the flotilla-hub chart installs it)")
+	f.BoolVar(&opts.Webhook.SelfSigned, "webhook-self-signed", false, "issue a self-signed serving certificate into --webhook-cert-dir at start when it holds none, and register it (for a single hub replica)")
 	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
+	rotation := bootstraptoken.DefaultRotation
+	opts.BootstrapTokens = &rotation
+	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
+	f.DurationVar(&rotation.Overlap, "bootstrap-token-overlap", rotation.Overlap, "the hub creates the next bootstrap token when the newest has this long left, so a token handed out stays valid at least this long")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -114,11 +124,16 @@ answers. The embedded control plane issues its certificate; with
 
 // validate rejects flag combinations that cannot mean anything.
 func validate(cmd *cobra.Command, opts hub.Options) error {
+	if opts.BootstrapTokens != nil {
+		if err := opts.BootstrapTokens.Validate(); err != nil {
+			return err
+		}
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
-	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "") {
-		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url go together with --kubeconfig: the API server of that cluster must reach this process at the URL and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
+	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
+		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
 	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "etcd-servers"} {
 		if cmd.Flags().Changed(name) {

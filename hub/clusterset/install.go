@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // Install creates, or updates to the current definitions, the admission
@@ -24,14 +24,14 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	}
 	adm := client.AdmissionregistrationV1()
 	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{joinPolicy(hubUser), bindPolicy(hubUser)} {
-		err := bootstrap.Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
+		err := kubeapply.Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
 			func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
 				return &p.Spec
 			})
 		if err != nil {
 			return err
 		}
-		err = bootstrap.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), policyBinding(policy.Name), "ValidatingAdmissionPolicyBinding",
+		err = kubeapply.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), policyBinding(policy.Name), "ValidatingAdmissionPolicyBinding",
 			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
 				return &b.Spec
 			})

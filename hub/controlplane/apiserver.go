@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/union"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -48,10 +49,11 @@ func apiServerArgs(p *pki, etcdServers []string, bind string, port int, advertis
 }
 
 // runAPIServer configures a kube-apiserver from flags and runs it until ctx
-// ends, with the authorizer that first makes (if any) in front of its own.
+// ends, with the authorizer that first makes (if any) in front of its own
+// and extra (if any) after its own admission plugins.
 // Errors while configuring are returned; errors while running arrive on
 // the returned channel, which is closed when the server has stopped.
-func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer) (<-chan error, error) {
+func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer, exts []Extension, extra admission.ValidationInterface) (<-chan error, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -87,10 +89,19 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 			info.Authorizer = union.New(a, info.Authorizer)
 		}
 	}
+	applyExtensions(exts, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
+	if extra != nil {
+		generic := config.KubeAPIs.ControlPlane.Generic
+		if generic.AdmissionControl == nil {
+			generic.AdmissionControl = extra
+		} else {
+			generic.AdmissionControl = admission.NewChainHandler(generic.AdmissionControl, extra)
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := runServer(ctx, config); err != nil {
+		if err := runServer(ctx, config, exts); err != nil {
 			done <- err
 		}
 	}()
@@ -99,7 +110,7 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 
 // runServer is the rest of app.Run: it builds the server chain from
 // config and serves until ctx ends.
-func runServer(ctx context.Context, config *app.Config) error {
+func runServer(ctx context.Context, config *app.Config, exts []Extension) error {
 	completed, err := config.Complete()
 	if err != nil {
 		return err
@@ -108,6 +119,7 @@ func runServer(ctx context.Context, config *app.Config) error {
 	if err != nil {
 		return err
 	}
+	serveExtensions(exts, server.GenericAPIServer)
 	prepared, err := server.PrepareRun()
 	if err != nil {
 		return err

@@ -52,6 +52,11 @@ var HubControllers = []string{
 	names.RootCACertificatePublisherController,
 }
 
+// MaxSignedCertificateLifetime caps the lifetime of the certificates the
+// hub signs for CSRs, agents' client certificates among them. Agents ask
+// for as much by default and renew when a fifth to a quarter is left.
+const MaxSignedCertificateLifetime = 30 * 24 * time.Hour
+
 // instances numbers the controller managers of this process. Each needs an
 // informer name of its own: client-go keeps those in a process-wide
 // registry, which is why kube-controller-manager's own Run, which always
@@ -68,6 +73,9 @@ func controllerManagerArgs(p *pki, kubeconfig string, controllers []string) []st
 		"--use-service-account-credentials=false",
 		"--cluster-signing-cert-file=" + p.path(caCertFile),
 		"--cluster-signing-key-file=" + p.path(caKeyFile),
+		// Every certificate signed for a CSR lives at most this long,
+		// whatever the CSR's expirationSeconds asks for (shorter is granted).
+		"--cluster-signing-duration=" + MaxSignedCertificateLifetime.String(),
 		"--service-account-private-key-file=" + p.path(saKeyFile),
 		"--root-ca-file=" + p.path(caCertFile),
 	}

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +43,11 @@ type Options struct {
 	// consults before its own (the privileged group, then RBAC), from the
 	// API server's informers.
 	Authorizer func(informers.SharedInformerFactory) authorizer.Authorizer
+	// Extensions are served by the API server besides its own APIs.
+	Extensions []Extension
+	// Admission, when set, is run by the API server after its own
+	// admission plugins, for the built-in APIs.
+	Admission admission.ValidationInterface
 }
 
 // startTimeout bounds the wait for the API server and controllers to be ready.
@@ -134,7 +140,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
-	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer)
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer, opts.Extensions, opts.Admission)
 	if err != nil {
 		return nil, err
 	}

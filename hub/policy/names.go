@@ -12,6 +12,7 @@ const maxReplicatedNameLength = 62
 const (
 	reasonComplianceChanged = "ComplianceChanged"
 	reasonNameTooLong       = "PolicyNameTooLong"
+	reasonTemplateError     = "template-error"
 )
 
 // maxConcurrentReconciles bounds how many root policies are propagated at once.

@@ -1,14 +1,17 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // RollUp is the compliance of a root policy from that of its clusters:
@@ -63,6 +66,7 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 		states = append(states, c)
 	}
 	st.ComplianceState = RollUp(states)
+	before := st.Details
 	st.Details = nil
 	if nameTooLong(s.root) {
 		msg := fmt.Sprintf("not propagated: %q is %d characters, the most is %d; shorten the namespace or the name",
@@ -75,11 +79,41 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 			s.events.Add(corev1.EventTypeWarning, reasonNameTooLong, "Propagate", "%s", msg)
 		}
 	}
+	st.Details = append(st.Details, templateErrors(s.root)...)
+	for _, d := range st.Details {
+		if d.History[0].EventName == reasonTemplateError && !slices.ContainsFunc(before, func(b policyv1.DetailsPerTemplate) bool {
+			return len(b.History) > 0 && b.History[0].Message == d.History[0].Message
+		}) {
+			s.events.Add(corev1.EventTypeWarning, reasonTemplateError, "Validate", "%s", d.History[0].Message)
+		}
+	}
 	if st.ComplianceState != was {
 		s.events.Add(corev1.EventTypeNormal, reasonComplianceChanged, "RollUp", "compliance is %s (was %s) over %d clusters",
 			orUnknown(st.ComplianceState), orUnknown(was), len(s.clusters))
 	}
 	return ctrl.Result{}, nil
+}
+
+// templateErrors are the root's policy templates that every cluster
+// would report as a template-error (an unknown or misplaced field, a
+// value the schema does not allow, no name), found by the same strict
+// decoding as the agent's and `flotilla policy test`'s, so that the
+// policy's author sees them on the root too. A template with hub
+// templates ({{hub ... hub}}) is checked once they are resolved, by the
+// agent.
+func templateErrors(root *policyv1.Policy) []policyv1.DetailsPerTemplate {
+	var out []policyv1.DetailsPerTemplate
+	for _, t := range policytemplate.Decode(root) {
+		if t.Err == nil || bytes.Contains(root.Spec.PolicyTemplates[t.Index].ObjectDefinition.Raw, []byte("{{hub")) {
+			continue
+		}
+		out = append(out, policyv1.DetailsPerTemplate{
+			TemplateMeta:    metav1.ObjectMeta{Name: t.DisplayName()},
+			ComplianceState: policyv1.NonCompliant,
+			History:         []policyv1.ComplianceHistory{{Message: string(policyv1.NonCompliant) + "; template-error; " + t.Err.Error(), EventName: reasonTemplateError}},
+		})
+	}
+	return out
 }
 
 func orUnknown(c policyv1.ComplianceState) string {

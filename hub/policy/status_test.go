@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 )
@@ -32,5 +35,27 @@ func TestRollUp(t *testing.T) {
 				t.Errorf("RollUp(%v) = %q, want %q", tt.clusters, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestTemplateErrors(t *testing.T) {
+	raw := func(s string) policyv1.PolicyTemplate {
+		return policyv1.PolicyTemplate{ObjectDefinition: runtime.RawExtension{Raw: []byte(s)}}
+	}
+	root := &policyv1.Policy{Spec: policyv1.PolicySpec{PolicyTemplates: []policyv1.PolicyTemplate{
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"ok"},"spec":{"remediationAction":"inform","object-templates":[]}}`),
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"typo"},"spec":{"remediationAction":"inform","unknownField":1}}`),
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","spec":{}}`),
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"hub"},"spec":{"remediationAction":"{{hub .X hub}}"}}`),
+	}}}
+	got := templateErrors(root)
+	if len(got) != 2 {
+		t.Fatalf("want the two invalid templates, got %+v", got)
+	}
+	if got[0].TemplateMeta.Name != "typo" || !strings.Contains(got[0].History[0].Message, `NonCompliant; template-error; Failed to create policy template: ConfigurationPolicy typo at index 1: strict decoding error: unknown field "spec.unknownField"`) {
+		t.Errorf("unknown field: %+v", got[0])
+	}
+	if got[1].TemplateMeta.Name != "template-2" || got[1].History[0].Message != "NonCompliant; template-error; Failed to parse or get name from policy template at index 2" {
+		t.Errorf("no name: %+v", got[1])
 	}
 }

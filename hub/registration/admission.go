@@ -59,14 +59,3 @@ func acceptPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 		},
 	}
 }
-
-// acceptPolicyBinding enforces acceptPolicy on every request.
-func acceptPolicyBinding() *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: AcceptPolicyName},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        AcceptPolicyName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-		},
-	}
-}

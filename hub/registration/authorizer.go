@@ -2,7 +2,15 @@ package registration
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/sets"
+	certificateslisters "k8s.io/client-go/listers/certificates/v1"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -11,6 +19,7 @@ import (
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -28,7 +37,7 @@ import (
 // binding removed or changed takes effect here as it does there.
 func NewAuthorizer(factory informers.SharedInformerFactory) authorizer.Authorizer {
 	rb := factory.Rbac().V1()
-	return &clusterAuthorizer{rbac: rbac.New(
+	return &clusterAuthorizer{csrs: factory.Certificates().V1().CertificateSigningRequests().Lister(), rbac: rbac.New(
 		&rbac.RoleGetter{Lister: rb.Roles().Lister()},
 		&rbac.RoleBindingLister{Lister: rb.RoleBindings().Lister()},
 		&rbac.ClusterRoleGetter{Lister: rb.ClusterRoles().Lister()},
@@ -37,6 +46,7 @@ func NewAuthorizer(factory informers.SharedInformerFactory) authorizer.Authorize
 }
 
 type clusterAuthorizer struct {
+	csrs certificateslisters.CertificateSigningRequestLister
 	rbac *rbac.RBACAuthorizer
 }
 
@@ -49,12 +59,63 @@ func (a *clusterAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attr
 	if len(clusters) == 0 {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
+	if reason := a.refuseCSRRead(clusters, attrs); reason != "" {
+		return authorizer.DecisionDeny, reason, nil
+	}
 	decision, reason, err := a.rbac.Authorize(context.WithValue(ctx, clustersKey{}, clusters), attrs)
 	if decision != authorizer.DecisionAllow {
 		// RBAC over all bindings decides, and explains a denial.
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	return decision, reason, err
+}
+
+// refuseCSRRead says why a cluster's agent may not read the CSRs attrs
+// asks for, or "" when it may or the request reads no CSRs. RBAC lets
+// agents get, list and watch CSRs, as OCM's agents need; this narrows it
+// to their own clusters' CSRs: lists and watches only with the label
+// selector open-cluster-management.io/cluster-name=<own cluster> (OCM's
+// agent lists and watches so), gets only of a CSR so labelled.
+func (a *clusterAuthorizer) refuseCSRRead(clusters []string, attrs authorizer.Attributes) string {
+	if !attrs.IsResourceRequest() || attrs.GetAPIGroup() != certificatesv1.GroupName ||
+		attrs.GetResource() != "certificatesigningrequests" || attrs.GetSubresource() != "" {
+		return ""
+	}
+	own := strings.Join(clusters, ", ")
+	switch attrs.GetVerb() {
+	case "list", "watch":
+		reqs, err := attrs.GetLabelSelector()
+		if err == nil && selectsOwn(reqs, clusters) {
+			return ""
+		}
+		return fmt.Sprintf("an agent of cluster %s may %s CSRs only with the label selector %s=%s", own, attrs.GetVerb(), clusterv1.ClusterNameLabel, clusters[0])
+	case "get":
+		csr, err := a.csrs.Get(attrs.GetName())
+		if err == nil && slices.Contains(clusters, csr.Labels[clusterv1.ClusterNameLabel]) {
+			return ""
+		}
+		return fmt.Sprintf("an agent of cluster %s may get only CSRs labelled %s=%s", own, clusterv1.ClusterNameLabel, clusters[0])
+	}
+	return ""
+}
+
+// selectsOwn says whether a label selector selects only CSRs of the
+// clusters own: one of its requirements is the cluster-name label equal
+// to (or in) clusters of own.
+func selectsOwn(reqs labels.Requirements, own []string) bool {
+	for _, r := range reqs {
+		if r.Key() != clusterv1.ClusterNameLabel {
+			continue
+		}
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			values := sets.New(r.ValuesUnsorted()...)
+			if values.Len() > 0 && sets.New(own...).IsSuperset(values) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clustersOf lists the clusters whose group u is in.

@@ -4,14 +4,18 @@ import (
 	"context"
 	"testing"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -35,6 +39,11 @@ func TestAuthorizer(t *testing.T) {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "all-agents"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "all-agents"},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ManagedClustersGroup}}})
+
+	for _, c := range []string{"c1", "c2"} {
+		objs = append(objs, &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{
+			Name: c + "-csr", Labels: map[string]string{clusterv1.ClusterNameLabel: c}}})
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -74,6 +83,30 @@ func TestAuthorizer(t *testing.T) {
 			res(agent("c1"), "get", "", "configmaps", "", "c1", "x"), authorizer.DecisionNoOpinion},
 		{"a cluster's binding that does not name its group",
 			res(agent("c3"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c3"), authorizer.DecisionNoOpinion},
+		{"own cluster's CSRs, listed with its label selector",
+			selected(res(agent("c1"), "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), selection.Equals, "c1"), authorizer.DecisionAllow},
+		{"own cluster's CSRs, watched with an in selector",
+			selected(res(agent("c1"), "watch", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), selection.In, "c1"), authorizer.DecisionAllow},
+		{"another cluster's CSRs, listed with its label selector",
+			selected(res(agent("c1"), "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), selection.Equals, "c2"), authorizer.DecisionDeny},
+		{"own and another cluster's CSRs",
+			selected(res(agent("c1"), "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), selection.In, "c1", "c2"), authorizer.DecisionDeny},
+		{"every CSR, unselected",
+			res(agent("c1"), "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionDeny},
+		{"every CSR, watched unselected",
+			res(agent("c1"), "watch", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionDeny},
+		{"a CSR by name, with another cluster's label selector",
+			selected(res(agent("c1"), "watch", "certificates.k8s.io", "certificatesigningrequests", "", "", "c2-csr"), selection.Equals, "c2"), authorizer.DecisionDeny},
+		{"own cluster's CSR by name",
+			res(agent("c1"), "get", "certificates.k8s.io", "certificatesigningrequests", "", "", "c1-csr"), authorizer.DecisionAllow},
+		{"another cluster's CSR by name",
+			res(agent("c1"), "get", "certificates.k8s.io", "certificatesigningrequests", "", "", "c2-csr"), authorizer.DecisionDeny},
+		{"a CSR that does not exist",
+			res(agent("c1"), "get", "certificates.k8s.io", "certificatesigningrequests", "", "", "nothing"), authorizer.DecisionDeny},
+		{"creating a CSR: left to RBAC and admission",
+			res(agent("c1"), "create", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionAllow},
+		{"every CSR, by a user of no cluster: left to RBAC",
+			res(admin, "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionNoOpinion},
 		{"a user of no cluster",
 			res(admin, "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
 	} {
@@ -92,4 +125,14 @@ func TestAuthorizer(t *testing.T) {
 func res(u user.Info, verb, group, resource, sub, ns, name string) authorizer.AttributesRecord {
 	return authorizer.AttributesRecord{User: u, Verb: verb, APIGroup: group, APIVersion: "*", Resource: resource,
 		Subresource: sub, Namespace: ns, Name: name, ResourceRequest: true}
+}
+
+// selected adds a label selector on the cluster-name label to attrs.
+func selected(attrs authorizer.AttributesRecord, op selection.Operator, values ...string) authorizer.AttributesRecord {
+	r, err := labels.NewRequirement(clusterv1.ClusterNameLabel, op, values)
+	if err != nil {
+		panic(err)
+	}
+	attrs.LabelSelectorRequirements = labels.Requirements{*r}
+	return attrs
 }

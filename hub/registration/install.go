@@ -9,39 +9,42 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // Install creates, or updates to the current definitions, what the
 // registration controllers rely on but do not create per cluster: the
-// shared ClusterRoles, the admission policy (with its binding) that
-// guards spec.hubAcceptsClient, and the FlowSchema that gives the agents'
+// shared ClusterRoles, the admission policies (with their bindings) that
+// guard spec.hubAcceptsClient and keep cluster agents to their own status
+// and CSRs, and the FlowSchema that gives the agents'
 // lease renewals priority. It is idempotent; the hub calls it at
 // every start, on the embedded control plane and on existing clusters.
 func Install(ctx context.Context, client kubernetes.Interface) error {
 	for _, role := range sharedClusterRoles() {
-		err := bootstrap.Install(ctx, client.RbacV1().ClusterRoles(), role, "ClusterRole",
+		err := kubeapply.Install(ctx, client.RbacV1().ClusterRoles(), role, "ClusterRole",
 			func(r *rbacv1.ClusterRole) *[]rbacv1.PolicyRule { return &r.Rules })
 		if err != nil {
 			return err
 		}
 	}
 	adm := client.AdmissionregistrationV1()
-	err := bootstrap.Install(ctx, adm.ValidatingAdmissionPolicies(), acceptPolicy(), "ValidatingAdmissionPolicy",
-		func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
-			return &p.Spec
-		})
-	if err != nil {
-		return err
+	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{acceptPolicy(), agentClusterPolicy(), agentCSRPolicy()} {
+		err := kubeapply.Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
+			func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
+				return &p.Spec
+			})
+		if err != nil {
+			return err
+		}
+		err = kubeapply.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), policyBinding(policy.Name), "ValidatingAdmissionPolicyBinding",
+			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
+				return &b.Spec
+			})
+		if err != nil {
+			return err
+		}
 	}
-	err = bootstrap.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), acceptPolicyBinding(), "ValidatingAdmissionPolicyBinding",
-		func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
-			return &b.Spec
-		})
-	if err != nil {
-		return err
-	}
-	err = bootstrap.Install(ctx, client.FlowcontrolV1().FlowSchemas(), leaseFlowSchema(), "FlowSchema",
+	err := kubeapply.Install(ctx, client.FlowcontrolV1().FlowSchemas(), leaseFlowSchema(), "FlowSchema",
 		func(f *flowcontrolv1.FlowSchema) *flowcontrolv1.FlowSchemaSpec { return &f.Spec })
 	if err != nil {
 		return err

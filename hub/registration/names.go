@@ -37,6 +37,12 @@ const (
 	// AcceptPolicyName names the ValidatingAdmissionPolicy and its binding
 	// that guard spec.hubAcceptsClient.
 	AcceptPolicyName = "flotilla-managedcluster-accept"
+	// AgentClusterPolicyName names the policy, and its binding, that keep
+	// a cluster's agent from changing its ManagedCluster beyond its status.
+	AgentClusterPolicyName = "flotilla-managedcluster-agent"
+	// AgentCSRPolicyName names the policy, and its binding, that let a
+	// cluster's agent create CSRs only for its own cluster.
+	AgentCSRPolicyName = "flotilla-csr-agent"
 )
 
 // Event reasons.

@@ -88,7 +88,22 @@ func CheckServerURL(serverURL string) error {
 // once its webhook server answers, so that the API server never calls an
 // address where nothing listens yet.
 func InstallWebhook(ctx context.Context, client kubernetes.Interface, serverURL string, caBundle []byte) error {
-	want := WebhookConfiguration(serverURL, caBundle)
+	return installWebhook(ctx, client, WebhookConfiguration(serverURL, caBundle))
+}
+
+// InstallWebhookService is InstallWebhook for a webhook server behind
+// Service namespace/name (port 443), as the flotilla-hub chart runs it:
+// the API server finds a Service without the cluster's DNS.
+func InstallWebhookService(ctx context.Context, client kubernetes.Interface, namespace, name string, caBundle []byte) error {
+	want := WebhookConfiguration("https://unused", caBundle)
+	want.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{
+		Service:  &admissionregistrationv1.ServiceReference{Namespace: namespace, Name: name, Path: ptr.To(WebhookPath), Port: ptr.To[int32](443)},
+		CABundle: caBundle,
+	}
+	return installWebhook(ctx, client, want)
+}
+
+func installWebhook(ctx context.Context, client kubernetes.Interface, want *admissionregistrationv1.ValidatingWebhookConfiguration) error {
 	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
@@ -110,6 +125,6 @@ func InstallWebhook(ctx context.Context, client kubernetes.Interface, serverURL 
 	if err != nil {
 		return fmt.Errorf("install ValidatingWebhookConfiguration %s: %w", want.Name, err)
 	}
-	klog.FromContext(ctx).V(1).Info("ManifestWork admission webhook installed", "url", *want.Webhooks[0].ClientConfig.URL)
+	klog.FromContext(ctx).V(1).Info("ManifestWork admission webhook installed", "clientConfig", want.Webhooks[0].ClientConfig.String())
 	return nil
 }

@@ -34,7 +34,11 @@
 // unreachable); then it is deleted in the ordinary way, which the agent
 // carries out when its cluster is back. Nothing is written for
 // the unreachable cluster meanwhile. The conditions' messages name the
-// works kept and what they wait for.
+// works kept and what they wait for. A cluster that comes back (its
+// Available condition turns True and the taint goes) keeps its work until
+// the Placements have decided since, at most 30 s: their next decision
+// usually chooses it again, and deleting the work in between would delete
+// and re-create its objects on the spoke.
 //
 // Status: conditions PlacementVerified, ManifestworkApplied and
 // PlacementRolledOut, summary and placementSummary, written once per

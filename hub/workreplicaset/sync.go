@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,9 +77,12 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 			})
 		}
 	}
-	doomed, err := r.leaving(ctx, s)
+	doomed, returnWait, err := r.leaving(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if returnWait > 0 && (result.RequeueAfter == 0 || returnWait < result.RequeueAfter) {
+		result.RequeueAfter = returnWait
 	}
 	writeErr := errors.Join(parallel.Run(ctx, writeWorkers, jobs)...)
 	slices.Sort(s.conflicts)
@@ -125,9 +131,18 @@ func (r *Reconciler) writeWork(ctx context.Context, s *scope, cluster, placement
 }
 
 // leaving returns the works of clusters no longer chosen that go now, and
-// records in s.kept those that stay for failover.
-func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestWork, error) {
-	var leavers []leaver
+// records in s.kept those that stay for failover. A cluster back from an
+// outage keeps its work until every Placement has decided since it came
+// back (at most returnGrace): in between, its absence from the decisions
+// is the outage's, not a decision, and deleting the work would delete and
+// re-create its objects on the spoke. The duration is when to look again
+// for such a cluster, 0 if there is none.
+func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestWork, time.Duration, error) {
+	var (
+		leavers   []leaver
+		returning = map[string]time.Duration{}
+	)
+	decided := s.lastDecided()
 	for c, w := range s.works {
 		if s.chosen[c] != nil || !w.DeletionTimestamp.IsZero() {
 			continue
@@ -135,17 +150,29 @@ func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestW
 		l := leaver{cluster: c}
 		mc := &clusterv1.ManagedCluster{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Name: c}, mc); client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("get ManagedCluster %s: %w", c, err)
+			return nil, 0, fmt.Errorf("get ManagedCluster %s: %w", c, err)
 		}
 		for _, t := range mc.Spec.Taints {
 			if t.Key == clusterv1.ManagedClusterTaintUnreachable {
 				l.unreachableSince = t.TimeAdded.Time
 			}
 		}
+		if wait := returnWait(mc, l.unreachableSince, decided, s.now); wait > 0 && s.works[c] != nil {
+			returning[c] = wait
+			continue
+		}
 		leavers = append(leavers, l)
 	}
+	var next time.Duration
+	for c, wait := range returning {
+		klog.FromContext(ctx).V(1).Info("Keeping the work of a cluster back from an outage until its Placement decides again",
+			"manifestWorkReplicaSet", klog.KObj(s.mwrs), "cluster", c, "atMost", wait)
+		if next == 0 || wait < next {
+			next = wait
+		}
+	}
 	if len(leavers) == 0 {
-		return nil, nil
+		return nil, next, nil
 	}
 	var candidates []candidate
 	for c := range s.chosen {
@@ -165,7 +192,48 @@ func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestW
 		}
 		doomed = append(doomed, s.works[l.cluster])
 	}
-	return doomed, nil
+	return doomed, next, nil
+}
+
+// returnGrace bounds how long the work of a cluster back from an outage
+// waits for its Placement's next decision (which follows the taint's
+// removal within moments) before the cluster is an ordinary leaver.
+const returnGrace = 30 * time.Second
+
+// returnWait is how much longer a leaver mc, not chosen now, keeps its
+// work because it came back from an outage since the Placements last
+// decided (decided, the oldest of their last decisions): 0 when it is
+// unreachable (keepForFailover decides), was reachable before the last
+// decision, or came back over returnGrace ago. It came back when its
+// Available condition last turned True; timestamps have whole seconds, so
+// a decision in the same second counts as before it.
+func returnWait(mc *clusterv1.ManagedCluster, unreachableSince, decided, now time.Time) time.Duration {
+	if !unreachableSince.IsZero() {
+		return 0
+	}
+	cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		return 0
+	}
+	back := cond.LastTransitionTime.Time
+	if decided.Truncate(time.Second).After(back.Truncate(time.Second)) {
+		return 0
+	}
+	return back.Add(returnGrace).Sub(now)
+}
+
+// lastDecided is when the replica set's Placements last wrote their
+// decisions, the oldest of those times: the last write to any of a
+// Placement's PlacementDecisions, by their managed fields (zero when
+// unknown, which counts as long ago).
+func (s *scope) lastDecided() time.Time {
+	var oldest time.Time
+	for i, pt := range s.placements {
+		if i == 0 || pt.decidedAt.Before(oldest) {
+			oldest = pt.decidedAt
+		}
+	}
+	return oldest
 }
 
 // ownedBy says whether the work name in cluster's namespace, which a

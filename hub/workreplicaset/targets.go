@@ -1,6 +1,8 @@
 package workreplicaset
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -26,6 +28,8 @@ type placementTarget struct {
 	// clusters are the clusters rolled out by this placement (not those
 	// an earlier PlacementRef already rolls out), in decision order.
 	clusters []string
+	// decidedAt is when the placement last wrote a PlacementDecision.
+	decidedAt time.Time
 	// decisionOrder are all the clusters the placement chose.
 	decisionOrder []string
 	// clustersPerGroup is the placement's clustersPerDecisionGroup.
@@ -100,6 +104,12 @@ func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*place
 	}
 	pt.decided = len(list.Items) > 0
 	for _, pd := range list.Items {
+		pt.decidedAt = latest(pt.decidedAt, pd.CreationTimestamp.Time)
+		for _, f := range pd.ManagedFields {
+			if f.Time != nil {
+				pt.decidedAt = latest(pt.decidedAt, f.Time.Time)
+			}
+		}
 		g := group{name: pd.Labels[clusterv1beta1.DecisionGroupNameLabel]}
 		if i, err := strconv.ParseInt(pd.Labels[clusterv1beta1.DecisionGroupIndexLabel], 10, 32); err == nil {
 			g.index = int32(i)
@@ -114,6 +124,13 @@ func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*place
 		}
 	}
 	return pt, nil
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // order returns the clusters the placement chose, in decision order.

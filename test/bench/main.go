@@ -41,6 +41,7 @@ var scenarios = []scenario{
 	{"fleet", benchFleet},
 	{"agent-cpu", benchAgentCPU},
 	{"console", benchConsole},
+	{"proxy", benchProxy},
 }
 
 func main() {

@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -80,10 +83,10 @@ var _ = Describe("flotilla dev", func() {
 			AddReportEntry(fmt.Sprintf("RSS of dev cluster %s", name), fmt.Sprintf("%d MiB", rss>>20))
 		}
 
-		By("refusing a second environment in the same directory")
-		again := runFlotilla(ctx, "dev", "up", "--clusters", "1", "--dir", dir)
-		Expect(again.code).To(Equal(1))
-		Expect(again.stderr).To(ContainSubstring("a dev environment already runs in " + dir))
+		By("dev up again on the running environment leaves it as it is")
+		again := runFlotilla(ctx, "dev", "up", "--dir", dir)
+		Expect(again.code).To(Equal(0), again.stderr)
+		Expect(again.stderr).To(ContainSubstring("Every process of the dev environment in " + dir + " runs: nothing to start"))
 
 		By("showing every process running and both clusters joined and available")
 		status := runFlotilla(ctx, "dev", "status", "--dir", dir)
@@ -125,6 +128,130 @@ var _ = Describe("flotilla dev", func() {
 		Expect(dir).NotTo(BeAnExistingFile())
 	})
 })
+
+var _ = Describe("two flotilla dev sandboxes at once", func() {
+	It("run side by side, are restored by dev up after pieces of one were killed or restarted by hand, and leave no process and no port after down", func(ctx SpecContext) {
+		dirA := filepath.Join(GinkgoT().TempDir(), "a")
+		dirB := filepath.Join(GinkgoT().TempDir(), "b")
+		for _, dir := range []string{dirA, dirB} {
+			DeferCleanup(func(ctx context.Context) { runFlotilla(ctx, "dev", "down", "--dir", dir, "--grace", "10s") })
+		}
+
+		By("starting both at once: each server picks its own port")
+		ups := make(chan cliRun, 2)
+		for _, dir := range []string{dirA, dirB} {
+			go func() {
+				defer GinkgoRecover()
+				ups <- runFlotilla(ctx, "dev", "up", "--clusters", "1", "--dir", dir)
+			}()
+		}
+		for range 2 {
+			up := <-ups
+			Expect(up.code).To(Equal(0), up.stderr)
+		}
+		urls := append(sandboxURLs(dirA), sandboxURLs(dirB)...)
+		Expect(urls).To(HaveLen(4))
+		seen := map[string]bool{}
+		for _, u := range urls {
+			Expect(seen).NotTo(HaveKey(u), "two servers on one address")
+			seen[u] = true
+		}
+
+		By("killing the hub and the agent of A: dev up starts them again, A's hub on its port, and leaves B alone")
+		st := readSandboxState(dirA)
+		bBefore := readSandboxState(dirB)
+		for _, pid := range []int{st.Hub.Process.PID, st.Clusters[0].Agent.PID} {
+			Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		}
+		Eventually(func() []int {
+			pids, _ := framework.ProcessesMentioning(filepath.Join(dirA, "hub") + " ")
+			return pids
+		}).WithContext(ctx).Should(BeEmpty())
+		up := runFlotilla(ctx, "dev", "up", "--dir", dirA)
+		Expect(up.code).To(Equal(0), up.stderr)
+		Expect(up.stderr).To(ContainSubstring("Starting hub, cluster1-agent in " + dirA))
+		Expect(up.stderr).NotTo(ContainSubstring("--clusters"))
+		after := readSandboxState(dirA)
+		Expect(after.Hub.URL).To(Equal(st.Hub.URL))
+		Expect(after.Hub.Process.PID).NotTo(Equal(st.Hub.Process.PID))
+		Expect(readSandboxState(dirB).Hub.Process.PID).To(Equal(bBefore.Hub.Process.PID))
+		Expect(os.ReadFile(filepath.Join(dirA, "cluster1-agent.log"))).To(ContainSubstring("The cluster holds hub credentials from its earlier join"))
+
+		By("an agent of A started again by hand is kept by dev up, and recorded")
+		Expect(syscall.Kill(after.Clusters[0].Agent.PID, syscall.SIGKILL)).To(Succeed())
+		agentArgs := after.Clusters[0].Agent.Args
+		byHand, err := framework.StartProcess(ctx, agentArgs[0], agentArgs[1:]...)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(byHand.Output).WithContext(ctx).Should(ContainSubstring("The hub accepted the cluster"))
+		up = runFlotilla(ctx, "dev", "up", "--dir", dirA)
+		Expect(up.code).To(Equal(0), up.stderr)
+		Expect(up.stderr).To(ContainSubstring(fmt.Sprintf("cluster1-agent runs as pid %d", byHand.Pid())))
+		Expect(up.stderr).To(ContainSubstring("nothing to start"))
+		Expect(readSandboxState(dirA).Clusters[0].Agent.PID).To(Equal(byHand.Pid()))
+		Eventually(func() string {
+			return runFlotilla(ctx, "get", "clusters", "--kubeconfig", filepath.Join(dirA, "hub", "admin.kubeconfig")).stdout
+		}).WithContext(ctx).Should(MatchRegexp(`(?m)^cluster1\s+True\s+True\s+True\s`))
+
+		By("dev restart restarts one piece")
+		restart := runFlotilla(ctx, "dev", "restart", "cluster1", "--dir", dirB)
+		Expect(restart.code).To(Equal(0), restart.stderr)
+		Expect(readSandboxState(dirB).Clusters[0].Process.PID).NotTo(Equal(bBefore.Clusters[0].Process.PID))
+
+		By("dev down stops every process of both, the one started by hand too, and frees every port")
+		urls = append(sandboxURLs(dirA), sandboxURLs(dirB)...)
+		for _, dir := range []string{dirA, dirB} {
+			down := runFlotilla(ctx, "dev", "down", "--dir", dir)
+			Expect(down.code).To(Equal(0), down.stderr)
+			Expect(framework.ProcessesMentioning(dir + "/")).To(BeEmpty())
+			Expect(dir).NotTo(BeAnExistingFile())
+		}
+		for _, u := range urls {
+			conn, err := net.DialTimeout("tcp", strings.TrimPrefix(u, "https://"), time.Second)
+			if err == nil {
+				conn.Close()
+			}
+			Expect(err).To(HaveOccurred(), "%s still listens", u)
+		}
+	})
+})
+
+// sandboxState is the part of a sandbox's state.json the specs read.
+type sandboxState struct {
+	Hub struct {
+		URL     string         `json:"url"`
+		Process sandboxProcess `json:"process"`
+	} `json:"hub"`
+	Clusters []struct {
+		URL     string         `json:"url"`
+		Process sandboxProcess `json:"process"`
+		Agent   sandboxProcess `json:"agent"`
+	} `json:"clusters"`
+}
+
+type sandboxProcess struct {
+	PID  int      `json:"pid"`
+	Args []string `json:"args"`
+}
+
+func readSandboxState(dir string) sandboxState {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	Expect(err).NotTo(HaveOccurred())
+	var st sandboxState
+	Expect(json.Unmarshal(data, &st)).To(Succeed())
+	return st
+}
+
+// sandboxURLs are the addresses of a sandbox's servers.
+func sandboxURLs(dir string) []string {
+	GinkgoHelper()
+	st := readSandboxState(dir)
+	urls := []string{st.Hub.URL}
+	for _, c := range st.Clusters {
+		urls = append(urls, c.URL)
+	}
+	return urls
+}
 
 // startSandbox runs `flotilla dev up` with the given number of clusters
 // in a directory of the spec's, torn down when the spec ends. It returns

@@ -39,7 +39,9 @@ type ControlPlane struct {
 	// Dir is the data directory.
 	Dir  string
 	role Role
-	// stopManager stops the hub controllers (hubs only).
+	// Proxy is the hub's cluster proxy (hubs only).
+	Proxy *hub.ClusterProxy
+	// stopManager stops the hub controllers and cluster proxy (hubs only).
 	stopManager func()
 }
 
@@ -74,14 +76,18 @@ func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) 
 // startIn starts a control plane on dir, serving on port (0: a free one).
 func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlane, error) {
 	opts := controlplane.Options{DataDir: dir, SecurePort: port}
+	proxyCtx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
+	var clusterProxy *hub.ClusterProxy
 	if role == Hub {
-		opts = hub.ControlPlaneOptions(opts)
+		clusterProxy = hub.NewClusterProxy(proxyCtx)
+		opts = clusterProxy.Serve(hub.ControlPlaneOptions(opts))
 	}
 	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
+		stopProxy()
 		return nil, err
 	}
-	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: func() {}}
+	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy}
 	if role == Hub {
 		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
 			cp.Stop()
@@ -94,13 +100,14 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 			return nil, fmt.Errorf("prepare the hub's webhook server: %w", err)
 		}
 		mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0", Webhook: webhook})
+		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0", Webhook: webhook, Proxy: clusterProxy})
 		if err != nil {
 			cancel()
+			stopProxy()
 			cp.Stop()
 			return nil, fmt.Errorf("start hub controllers: %w", err)
 		}
-		c.stopManager = func() { cancel(); <-done }
+		c.stopManager = func() { cancel(); <-done; stopProxy() }
 	}
 	if c.Client, err = client.New(cp.Config, client.Options{Scheme: hub.Scheme()}); err != nil {
 		cp.Stop()

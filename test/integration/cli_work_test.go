@@ -100,7 +100,7 @@ var _ = Describe("CLI create work", func() {
 		c3 := newAcceptedCluster(ctx, "cw")
 		res = onHub(ctx, "create", "work", "app", "-f", file, "--clusters", c3+","+c1)
 		Expect(res.Code).To(Equal(1))
-		Expect(res.Stderr).To(ContainSubstring("Error: nothing was created:\n  ManifestWork app already exists in cluster " + c1 + ": pass --overwrite to replace its spec, or delete it first (flotilla delete work app --cluster " + c1 + ")"))
+		Expect(res.Stderr).To(ContainSubstring("Error: nothing was created:\n  ManifestWork app already exists in cluster " + c1 + ": pass --overwrite to replace its spec, or delete it first (flotilla delete work app --clusters " + c1 + ")"))
 		Expect(exists(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: c3, Name: "app"}})()).To(BeFalse())
 
 		By("replacing the spec with --overwrite, keeping the work's other labels")
@@ -169,7 +169,7 @@ var _ = Describe("CLI create work", func() {
 		c3 := newAcceptedCluster(ctx, "cw")
 		res = onHub(ctx, "create", "work", "late", "-f", file, "--clusters", c3, "--wait", "--timeout", "2s")
 		Expect(res.Code).To(Equal(1))
-		Expect(res.Stderr).To(ContainSubstring("Error: timed out after --timeout 2s waiting for ManifestWork late:\n  cluster " + c3 + ": its agent has not reported it Applied yet (does the agent run? see its log); its agent has not reported it Available yet\n"))
+		Expect(res.Stderr).To(ContainSubstring("Error: timed out after --timeout 2s waiting for ManifestWork late:\n  cluster " + c3 + ": its agent has not reported it Applied yet (does the agent of cluster " + c3 + " run? see `flotilla describe cluster " + c3 + "` and the agent's log); its agent has not reported it Available yet\n"))
 	})
 
 	It("names every cluster that is missing or not accepted, and creates nothing", func(ctx SpecContext) {
@@ -267,7 +267,7 @@ var _ = Describe("CLI get works", func() {
 		By("saying when there is nothing to show")
 		res = onHub(ctx, "get", "works", "missing", "--cluster", c)
 		Expect(res.Code).To(Equal(1))
-		Expect(res.Stderr).To(Equal("Error: ManifestWork missing not found in cluster " + c + " (see `flotilla get works --cluster " + c + "`)\n"))
+		Expect(res.Stderr).To(Equal("Error: ManifestWork missing not found in cluster " + c + " (see `flotilla get works --clusters " + c + "`)\n"))
 		res = onHub(ctx, "get", "works", "--cluster", "no-such-cluster")
 		Expect(res.Code).To(Equal(1))
 		Expect(res.Stderr).To(ContainSubstring("cluster no-such-cluster does not exist on the hub"))
@@ -325,7 +325,7 @@ var _ = Describe("CLI delete work", func() {
 		By("naming what is not there")
 		res = onHub(ctx, "delete", "work", "app", "--cluster", c)
 		Expect(res.Code).To(Equal(1))
-		Expect(res.Stderr).To(Equal("Error: ManifestWork app not found in cluster " + c + " (see `flotilla get works --cluster " + c + "`)\n"))
+		Expect(res.Stderr).To(Equal("Error: ManifestWork app not found in cluster " + c + " (see `flotilla get works --clusters " + c + "`)\n"))
 		res = onHub(ctx, "delete", "work", "app", "--cluster", "no-such-cluster")
 		Expect(res.Code).To(Equal(1))
 		Expect(res.Stderr).To(ContainSubstring("cluster no-such-cluster does not exist on the hub"))

@@ -123,8 +123,8 @@ var _ = Describe("Policy templates on the agent", Ordered, func() {
 				`"spec":{"remediationAction":"inform","object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"},"data":{"x":"{{ if true }}"}}}]}}`))
 		c.replicate(ctx, root)
 
-		Eventually(c.latest(ctx, "policies.bad-input", "bad-shape")).Should(And(
-			HavePrefix("NonCompliant; template-error; the ConfigurationPolicy bad-shape is not valid: "), ContainSubstring("object-templates")))
+		Eventually(c.latest(ctx, "policies.bad-input", "bad-shape")).Should(Equal(
+			"NonCompliant; template-error; Failed to create policy template: ConfigurationPolicy bad-shape at index 0: spec.object-templates: Invalid value: a string, want a list"))
 		Eventually(c.latest(ctx, "policies.bad-input", "bad-expression")).Should(And(
 			HavePrefix("NonCompliant; "), ContainSubstring("failed to parse the template")))
 	})

@@ -22,8 +22,8 @@ import (
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
-	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/identity"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/manifests"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
@@ -37,7 +37,7 @@ func newWorkSpoke(ctx context.Context) *framework.ControlPlane {
 	DeferCleanup(spoke.Stop)
 	crds, err := manifests.AgentCRDs()
 	Expect(err).NotTo(HaveOccurred())
-	Expect(bootstrap.InstallCRDs(ctx, spoke.Config, crds)).To(Succeed())
+	Expect(kubeapply.InstallCRDs(ctx, spoke.Config, crds)).To(Succeed())
 	return spoke
 }
 

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // objectContext is dot of an object template resolved for one object: the
@@ -74,7 +75,7 @@ func contextVarsOf(text string) (contextVars, error) {
 	if strings.Contains(text, "{{hub") {
 		return nil, nil
 	}
-	tpl, err := template.New("tmpl").Funcs((&funcs{}).funcMap(true)).Parse(managedClusterDelims.Prepare(text))
+	tpl, err := template.New("tmpl").Funcs((&funcs{}).funcMap(true)).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
 	if err != nil {
 		return nil, err
 	}

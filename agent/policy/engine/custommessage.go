@@ -7,6 +7,7 @@ import (
 	"text/template"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // customMessage renders the ConfigurationPolicy's customMessage for the
@@ -35,7 +36,7 @@ func (r *Result) customMessage(def string) string {
 }
 
 func (r *Result) renderCustom(text, def string) (string, error) {
-	tpl, err := template.New("customMessage").Funcs(HelperFuncs()).Parse(managedClusterDelims.Prepare(text))
+	tpl, err := template.New("customMessage").Funcs(policytemplate.HelperFuncs()).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
 	if err != nil {
 		return "", err
 	}

@@ -22,7 +22,14 @@
 // template. Compliance types are case-insensitive. Of metadata only labels
 // and annotations are compared; status is compared but never enforced. A
 // template without metadata.name matches every object of its kind in the
-// namespaces that it or the namespaceSelector names.
+// namespaces that it or the namespaceSelector names, and is only ever
+// informed: enforce acts on objects a template names (by name, or per
+// object through an objectSelector), never on others.
+//
+// An action counts when the cluster shows it done (Result.Done): a
+// deletion whose object is still there (finalizers) keeps the object
+// NonCompliant, as "K8s deletion pending", saying what it waits for; so
+// does an object that admission changed away from what enforce wrote.
 //
 // Go templates ({{ ... }}) in object definitions are resolved on the
 // managed cluster with text/template and the functions lookup,

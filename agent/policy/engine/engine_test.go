@@ -86,7 +86,7 @@ spec: {value: eu-west}
 func policy(t *testing.T, spec string) *policyv1.ConfigurationPolicy {
 	t.Helper()
 	cp := &policyv1.ConfigurationPolicy{}
-	if err := yaml.Unmarshal([]byte("metadata: {name: test}\nspec:\n"+indent(2, strings.TrimSpace(spec))), cp); err != nil {
+	if err := yaml.Unmarshal([]byte("metadata: {name: test}\nspec:\n"+"  "+strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ")), cp); err != nil {
 		t.Fatalf("bad policy: %v", err)
 	}
 	return cp
@@ -428,7 +428,7 @@ object-templates:
 object-templates:
 - complianceType: shouldhave
   objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: prod}}`,
-			`NonCompliant; violation - invalid complianceType "shouldhave": use musthave, mustonlyhave or mustnothave in the object template at index [0]`},
+			`NonCompliant; violation - spec.object-templates[0].complianceType: Unsupported value: "shouldhave": supported values: "musthave", "mustonlyhave", "mustnothave"`},
 		{"no object templates", `
 object-templates: []`,
 			"Compliant"},
@@ -588,7 +588,7 @@ object-templates:
 - complianceType: musthave
   objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: new, namespace: default}}`,
 			[]string{"create ConfigMap default/new"}, nil, true,
-			"NonCompliant; violation - configmaps [new] not found in namespace default and could not be created: boom"},
+			"NonCompliant; violation - configmaps [new] in namespace default is missing, and cannot be created, reason: `boom`"},
 		{"update merges musthave into the object", `
 remediationAction: Enforce
 object-templates:
@@ -637,9 +637,16 @@ object-templates:
 remediationAction: enforce
 object-templates:
 - complianceType: mustnothave
+  objectDefinition: {apiVersion: v1, kind: Pod, metadata: {name: web-1, namespace: default, labels: {app: web}}}`,
+			[]string{"delete Pod default/web-1"}, nil, false,
+			"Compliant; notification - pods [web-1] was deleted successfully in namespace default"},
+		{"an unnamed mustnothave is only informed", `
+remediationAction: enforce
+object-templates:
+- complianceType: mustnothave
   objectDefinition: {apiVersion: v1, kind: Pod, metadata: {namespace: default, labels: {app: web}}}`,
-			[]string{"delete Pod default/web-1", "delete Pod default/web-2"}, nil, false,
-			"Compliant; notification - pods [web-1, web-2] was deleted successfully in namespace default"},
+			nil, nil, false,
+			"NonCompliant; violation - pods [web-1, web-2] found in namespace default"},
 		{"compliant needs nothing", `
 remediationAction: enforce
 object-templates:
@@ -666,7 +673,11 @@ object-templates:
 				if tc.failed && i == 0 {
 					err = errors.New("boom")
 				}
-				res.Done(a, a.Object, err)
+				obj := a.Object
+				if a.Type == ActionDelete {
+					obj = nil // gone
+				}
+				res.Done(a, obj, err)
 			}
 			if got := res.Message(); got != tc.want {
 				t.Errorf("message:\n got %s\nwant %s", got, tc.want)
@@ -744,7 +755,7 @@ spec:
 	if got[1].Err == nil || got[1].Err.Error() != want {
 		t.Errorf("unsupported kind: %v", got[1].Err)
 	}
-	if got[2].Err == nil || got[2].Err.Error() != "the policy template at index 2 has no metadata.name" {
+	if got[2].Err == nil || got[2].Err.Error() != "Failed to parse or get name from policy template at index 2" || got[2].DisplayName() != "template-2" {
 		t.Errorf("no name: %v", got[2].Err)
 	}
 	if got[3].Err == nil || got[3].Err.Error() != "the policy template at index 3 is named cp, as one before it: template names must be unique" {

@@ -15,6 +15,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // Evaluate evaluates cp against what r reads. cp.Spec.RemediationAction
@@ -119,8 +120,8 @@ func (e *evaluator) decode(t *TemplateResult, ot *policyv1.ObjectTemplate, raw [
 	if kind == "" || apiVersion == "" || gvErr != nil {
 		return nil, tgt, t.templateError(ReasonDecodeError, "The kind and apiVersion fields are required on the object template at index %d in policy %s", i, e.cp.Name)
 	}
-	if err := checkComplianceTypes(ot); err != nil {
-		return nil, tgt, t.templateError(ReasonDecodeError, "%v in the object template at index [%d]", err, i)
+	if err := policytemplate.ValidateObjectTemplate(ot, fmt.Sprintf("spec.object-templates[%d]", i)); err != nil {
+		return nil, tgt, t.templateError(ReasonDecodeError, "%v", err)
 	}
 	gvk := gv.WithKind(kind)
 	mapping, err := e.r.Mapping(gvk)
@@ -171,25 +172,6 @@ func objectSelector(t *TemplateResult, ot *policyv1.ObjectTemplate, name string)
 		return nil, t.templateError(ReasonObjectSelectorError, "Error parsing provided objectSelector in the object-template at index [%d]: %v", t.Index, err)
 	}
 	return selector, nil
-}
-
-// checkComplianceTypes rejects compliance types outside the three.
-func checkComplianceTypes(ot *policyv1.ObjectTemplate) error {
-	valid := func(c policyv1.ComplianceType, types ...policyv1.ComplianceType) bool {
-		for _, v := range types {
-			if c.Is(v) {
-				return true
-			}
-		}
-		return false
-	}
-	if !valid(ot.ComplianceType, policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave) {
-		return fmt.Errorf("invalid complianceType %q: use musthave, mustonlyhave or mustnothave", ot.ComplianceType)
-	}
-	if ot.MetadataComplianceType != "" && !valid(ot.MetadataComplianceType, policyv1.MustHave, policyv1.MustOnlyHave) {
-		return fmt.Errorf("invalid metadataComplianceType %q: use musthave or mustonlyhave", ot.MetadataComplianceType)
-	}
-	return nil
 }
 
 // templateNamespaces are the namespaces to look in: none for a
@@ -284,6 +266,11 @@ func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[st
 			break
 		}
 		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted
+		if obj.GetDeletionTimestamp() != nil {
+			// Deleted already, and not gone yet: nothing to do but wait.
+			o.deleting(c.t.Resource, obj)
+			break
+		}
 		c.act(ActionDelete, obj, o)
 	case obj == nil:
 		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonNotFound
@@ -299,6 +286,7 @@ func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[st
 		merged := mergeObject(tmpl, obj.Object, c.mode, c.metaMode)
 		if patch := mergePatch(obj.Object, merged); len(patch) > 0 {
 			if a := c.act(ActionUpdate, &unstructured.Unstructured{Object: merged}, o); a != nil {
+				a.want = tmpl
 				a.Patch, _ = json.Marshal(patch)
 				a.Recreate = c.recreate
 			}
@@ -308,8 +296,16 @@ func (c *check) one(ns, name string, obj *unstructured.Unstructured, tmpl map[st
 
 // unnamed checks a template without a name against every object of its
 // kind in ns: musthave and mustonlyhave want one that matches, mustnothave
-// wants none.
+// wants none. It never plans an action: a template that names no object
+// (no metadata.name, no objectSelector) is evaluated as inform whatever
+// remediationAction says, as OCM does, so that enforce never creates,
+// changes or deletes an object no template named. Each of its results
+// says so when the policy enforces.
 func (c *check) unnamed(ns string, objs []*unstructured.Unstructured, tmpl map[string]any) {
+	note := ""
+	if c.e.res.Enforce {
+		note = InformOnlyUnnamed
+	}
 	var matching []*unstructured.Unstructured
 	for _, obj := range objs {
 		if len(compareObject(tmpl, obj.Object, c.mode, c.metaMode)) == 0 {
@@ -318,7 +314,7 @@ func (c *check) unnamed(ns string, objs []*unstructured.Unstructured, tmpl map[s
 	}
 	if len(matching) == 0 {
 		o := c.result(ns, "", nil)
-		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonNotFound
+		o.Compliant, o.Reason, o.Message = policyv1.NonCompliant, ReasonNotFound, note
 		if c.mustNot {
 			o.Compliant, o.Reason = policyv1.Compliant, ReasonNotFoundAsExpected
 		}
@@ -326,13 +322,17 @@ func (c *check) unnamed(ns string, objs []*unstructured.Unstructured, tmpl map[s
 	}
 	for _, obj := range matching {
 		o := c.result(ns, obj.GetName(), obj)
-		o.Compliant, o.Reason = policyv1.Compliant, ReasonFoundAsExpected
+		o.Compliant, o.Reason, o.Message = policyv1.Compliant, ReasonFoundAsExpected, note
 		if c.mustNot {
 			o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted
-			c.act(ActionDelete, obj, o)
 		}
 	}
 }
+
+// InformOnlyUnnamed is the message of an object that an enforced template
+// without a name found or looked for: OCM's words for why it evaluates
+// the template as inform.
+const InformOnlyUnnamed = "The object template does not specify a name. Setting the remediation action to inform."
 
 // result adds the result of object ns/name to the template.
 func (c *check) result(ns, name string, obj *unstructured.Unstructured) *ObjectResult {
@@ -344,6 +344,7 @@ func (c *check) result(ns, name string, obj *unstructured.Unstructured) *ObjectR
 	if obj != nil {
 		o.UID = obj.GetUID()
 	}
+	o.mapping = c.mapping
 	c.t.Objects = append(c.t.Objects, o)
 	return o
 }
@@ -365,7 +366,7 @@ func (c *check) act(t ActionType, obj *unstructured.Unstructured, o *ObjectResul
 	if !c.e.res.Enforce {
 		return nil
 	}
-	a := &Action{Type: t, Mapping: c.mapping, Object: obj, Template: c.t.Index, Ref: o.Object, result: o, tmpl: c.t}
+	a := &Action{Type: t, Mapping: c.mapping, Object: obj, Template: c.t.Index, Ref: o.Object, result: o, tmpl: c.t, mode: c.mode, metaMode: c.metaMode}
 	c.e.res.Actions = append(c.e.res.Actions, a)
 	return a
 }

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // HistoryLimit is how many messages status.details[].history keeps.
@@ -40,50 +40,21 @@ type PolicyTemplate struct {
 // HubTemplatesErrorAnnotation is set by the hub on a policy template whose
 // hub templates ({{hub ... hub}}) did not resolve; its value is the error.
 // OCM's propagator sets the same.
-const HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
+const HubTemplatesErrorAnnotation = policytemplate.HubTemplatesErrorAnnotation
 
-// PolicyTemplates decodes the policy templates of p. The Policy's
-// remediationAction, when set, overrides each template's; a template
-// without one informs.
+// PolicyTemplates decodes the policy templates of p, strictly, through
+// the one validation the hub and `flotilla policy test` share
+// (policytemplate.Decode). The Policy's remediationAction, when set,
+// overrides each template's; a template without one informs.
 func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
-	out := make([]PolicyTemplate, 0, len(p.Spec.PolicyTemplates))
-	seen := map[string]bool{}
-	for i, pt := range p.Spec.PolicyTemplates {
-		t := PolicyTemplate{Index: i, IgnorePending: pt.IgnorePending}
+	decoded := policytemplate.Decode(p)
+	out := make([]PolicyTemplate, 0, len(decoded))
+	for i, d := range decoded {
+		pt := p.Spec.PolicyTemplates[i]
+		t := PolicyTemplate{Index: i, Name: d.Name, Kind: d.Kind, APIVersion: d.APIVersion,
+			Err: d.Err, HubTemplateError: d.HubTemplateError, IgnorePending: pt.IgnorePending}
 		t.Dependencies = append(append(t.Dependencies, p.Spec.Dependencies...), pt.ExtraDependencies...)
-		var head struct {
-			metav1.TypeMeta `json:",inline"`
-			Metadata        struct {
-				Name        string            `json:"name"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(pt.ObjectDefinition.Raw, &head); err != nil {
-			t.Err = fmt.Errorf("the policy template at index %d is not a valid object: %w", i, err)
-			out = append(out, t)
-			continue
-		}
-		t.Name, t.Kind, t.APIVersion = head.Metadata.Name, head.Kind, head.APIVersion
-		hubErr, hasHubErr := head.Metadata.Annotations[HubTemplatesErrorAnnotation]
-		switch {
-		case hasHubErr:
-			t.Err, t.HubTemplateError = errors.New(hubErr), true
-			if hubErr == "" {
-				t.Err = errors.New("the hub could not resolve the hub templates of this policy template; its events say why")
-			}
-		case t.Kind != policyv1.ConfigurationPolicyKind || t.APIVersion != policyv1.GroupVersion.String():
-			t.Err = fmt.Errorf("policy templates of kind %s (%s) are not supported: Flotilla evaluates %s %s only",
-				t.Kind, t.APIVersion, policyv1.GroupVersion.String(), policyv1.ConfigurationPolicyKind)
-		case t.Name == "":
-			t.Err = fmt.Errorf("the policy template at index %d has no metadata.name", i)
-		case seen[t.Name]:
-			t.Err = fmt.Errorf("the policy template at index %d is named %s, as one before it: template names must be unique", i, t.Name)
-		default:
-			cp := &policyv1.ConfigurationPolicy{}
-			if err := json.Unmarshal(pt.ObjectDefinition.Raw, cp); err != nil {
-				t.Err = fmt.Errorf("the ConfigurationPolicy %s is not valid: %w", t.Name, err)
-				break
-			}
+		if cp := d.ConfigurationPolicy; cp != nil {
 			if p.Spec.RemediationAction != "" {
 				cp.Spec.RemediationAction = p.Spec.RemediationAction
 			}
@@ -91,11 +62,19 @@ func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
 				cp.Spec.RemediationAction = policyv1.Inform
 			}
 			t.ConfigurationPolicy = cp
-			seen[t.Name] = true
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// DisplayName is the name status.details[].templateMeta records: the
+// template's, or OCM's template-<index> for a template without one.
+func (t PolicyTemplate) DisplayName() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return fmt.Sprintf("template-%d", t.Index)
 }
 
 // TemplateErrorMessage is the history message of a policy template that
@@ -191,7 +170,7 @@ func (p *PolicyResult) Status(now metav1.Time) policyv1.PolicyStatus {
 	var st policyv1.PolicyStatus
 	var states []policyv1.ComplianceState
 	for _, t := range p.Templates {
-		d := policyv1.DetailsPerTemplate{TemplateMeta: metav1.ObjectMeta{Name: t.Name}, ComplianceState: t.State()}
+		d := policyv1.DetailsPerTemplate{TemplateMeta: metav1.ObjectMeta{Name: t.DisplayName()}, ComplianceState: t.State()}
 		d.History, _ = RecordHistory(nil, t.Message(), now)
 		if t.Result != nil {
 			d.Results = t.Result.Results(0)

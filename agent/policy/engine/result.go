@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +39,17 @@ const (
 	ReasonUpdateError = "K8s update error"
 	// ReasonDeleteError: enforce could not delete the object.
 	ReasonDeleteError = "K8s deletion error"
+	// ReasonDeletePending: the API server accepted the deletion of a
+	// mustnothave object, which is still there (finalizers, a Terminating
+	// namespace). Flotilla's: OCM reports it deleted.
+	ReasonDeletePending = "K8s deletion pending"
+	// ReasonCreatedNoMatch: enforce created the object and the API server
+	// (an admission controller) changed it away from the template.
+	// Flotilla's.
+	ReasonCreatedNoMatch = "K8s creation success but does not match"
+	// ReasonUpdatedNoMatch: enforce updated the object and the API server
+	// changed it away from the template again. Flotilla's.
+	ReasonUpdatedNoMatch = "K8s update success but does not match"
 	// ReasonTemplateError: a Go template in the object template does not resolve.
 	ReasonTemplateError = "Error processing template"
 	// ReasonDecodeError: the object template is not a valid object.
@@ -113,6 +125,30 @@ type ObjectResult struct {
 	// statusDiffs says whether the object differs in status, which enforce
 	// cannot change.
 	statusDiffs bool
+	// mapping is the object's resource and scope.
+	mapping *meta.RESTMapping
+}
+
+// Waiting is an object whose deletion the API server accepted and has
+// not finished.
+type Waiting struct {
+	Mapping         *meta.RESTMapping
+	Namespace, Name string
+}
+
+// Waiting are the objects whose deletion the result waits for: the
+// caller watches them, so that the policy is evaluated again as soon as
+// they are gone.
+func (r *Result) Waiting() []Waiting {
+	var out []Waiting
+	for _, t := range r.Templates {
+		for _, o := range t.Objects {
+			if o.Reason == ReasonDeletePending && o.mapping != nil {
+				out = append(out, Waiting{Mapping: o.mapping, Namespace: o.Object.Metadata.Namespace, Name: o.Object.Metadata.Name})
+			}
+		}
+	}
+	return out
 }
 
 // ActionType is what an Action does.
@@ -152,6 +188,11 @@ type Action struct {
 
 	result *ObjectResult
 	tmpl   *TemplateResult
+	// want is, for an update, the object template, which the object the
+	// API server returns must match (for a create, Object is);
+	// mode and metaMode compare them.
+	want           map[string]any
+	mode, metaMode mode
 }
 
 // String says what the action does, e.g. "create Namespace prod".
@@ -212,27 +253,58 @@ func (t *TemplateResult) conditionType() string {
 	return policyv1.ConditionViolation
 }
 
-// Done records the outcome of performing a: err is nil when it succeeded,
-// and obj is then the object the API server returned (nil for a delete).
-// The template's compliance and message follow.
+// Done records the outcome of performing a: err is nil when the API
+// server accepted it, and obj is then the object as the API server shows
+// it now: the one it returned for a create or update; for a delete, nil
+// when the object is gone, or the object still there (its finalizers hold
+// it). The action counts only when obj is as asked: a deletion still
+// waiting, or an object that admission changed away from the template,
+// keeps the object NonCompliant, with a message that says why. The
+// template's compliance and message follow.
 func (r *Result) Done(a *Action, obj *unstructured.Unstructured, err error) {
 	o := a.result
-	name := a.tmpl.Resource + " [" + a.Ref.Metadata.Name + "]"
-	in := ""
-	if ns := a.Ref.Metadata.Namespace; ns != "" {
-		in = " in namespace " + ns
+	name := identifier(a.tmpl.Resource, a.Ref.Metadata.Name, a.Ref.Metadata.Namespace)
+	var mutated []policyv1.FieldDiff
+	if err == nil && obj != nil && a.Type != ActionDelete {
+		want := a.want
+		if want == nil {
+			want = a.Object.Object
+		}
+		mutated = specOnly(compareObject(want, obj.Object, a.mode, a.metaMode))
 	}
 	switch {
 	case err != nil:
+		// OCM's words.
 		o.Compliant = policyv1.NonCompliant
 		switch a.Type {
 		case ActionCreate:
-			o.Reason, o.message = ReasonCreateError, fmt.Sprintf("%s not found%s and could not be created: %v", name, in, err)
+			o.Reason, o.message = ReasonCreateError, fmt.Sprintf("%s is missing, and cannot be created, reason: `%v`", name, err)
 		case ActionUpdate:
-			o.Reason, o.message = ReasonUpdateError, fmt.Sprintf("%s found but not as specified%s and could not be updated: %v", name, in, err)
+			o.Reason, o.message = ReasonUpdateError, fmt.Sprintf("%s failed to update with the error `%v`", name, err)
 		case ActionDelete:
-			o.Reason, o.message = ReasonDeleteError, fmt.Sprintf("%s found%s and could not be deleted: %v", name, in, err)
+			o.Reason, o.message = ReasonDeleteError, fmt.Sprintf("%s exists, and cannot be deleted, reason: `%v`", name, err)
 		}
+		o.Message = o.message
+	case a.Type == ActionDelete && obj != nil:
+		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted
+		o.deleting(a.tmpl.Resource, obj)
+	case len(mutated) > 0:
+		o.Compliant, o.Diffs = policyv1.NonCompliant, mutated
+		verb := "created"
+		o.Reason = ReasonCreatedNoMatch
+		if a.Type == ActionUpdate {
+			verb, o.Reason = "updated", ReasonUpdatedNoMatch
+		}
+		if a.Type == ActionCreate {
+			o.Created = true
+		}
+		o.UID = obj.GetUID()
+		paths := make([]string, 0, len(mutated))
+		for _, d := range mutated {
+			paths = append(paths, d.Path)
+		}
+		o.message = fmt.Sprintf("%s was %s, but the API server changed it from the template: %s", name, verb, strings.Join(paths, ", "))
+		o.Message = o.message
 	case a.Type == ActionUpdate && o.statusDiffs:
 		// The spec is fixed; the status, which only the object's own
 		// controller writes, still differs.
@@ -253,6 +325,56 @@ func (r *Result) Done(a *Action, obj *unstructured.Unstructured, err error) {
 		}
 	}
 	a.tmpl.summarize()
+}
+
+// identifier names an object in messages as OCM does:
+// "<resource> [<name>] in namespace <ns>".
+func identifier(resource, name, ns string) string {
+	s := resource + " [" + name + "]"
+	if ns != "" {
+		s += " in namespace " + ns
+	}
+	return s
+}
+
+// deleting makes o an object whose deletion is accepted and not done:
+// it says what the deletion waits for.
+func (o *ObjectResult) deleting(resource string, obj *unstructured.Unstructured) {
+	o.Reason = ReasonDeletePending
+	o.UID = obj.GetUID()
+	o.message = identifier(resource, obj.GetName(), obj.GetNamespace()) + " is being deleted, waiting for " + waitingFor(obj)
+	o.Message = o.message
+}
+
+// waitingFor says what holds an object that is being deleted: its
+// finalizers, and for a namespace its Terminating phase.
+func waitingFor(obj *unstructured.Unstructured) string {
+	var parts []string
+	if f := obj.GetFinalizers(); len(f) > 0 {
+		parts = append(parts, "finalizers "+strings.Join(f, ", "))
+	}
+	if obj.GetKind() == "Namespace" {
+		// spec.finalizers are the namespace controller's, removed as it
+		// empties the namespace: the phase says all.
+		parts = append(parts, "namespace phase Terminating to end")
+	}
+	if len(parts) == 0 {
+		return "the API server to remove it"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// specOnly drops the diffs under status, which only an object's own
+// controller writes.
+func specOnly(diffs []policyv1.FieldDiff) []policyv1.FieldDiff {
+	var out []policyv1.FieldDiff
+	status := statusOnly(diffs)
+	for _, d := range diffs {
+		if !slices.Contains(status, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // statusOnly keeps the diffs under status.

@@ -15,6 +15,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // errHubTemplate says that hub templates reached a managed cluster.
@@ -109,7 +110,7 @@ func (e *evaluator) compile(text string, perObject bool) (*compiled, error) {
 		return nil, errHubTemplate
 	}
 	f := &funcs{e: e}
-	tpl, err := template.New("tmpl").Funcs(f.funcMap(perObject)).Parse(managedClusterDelims.Prepare(text))
+	tpl, err := template.New("tmpl").Funcs(f.funcMap(perObject)).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the template: %w", err)
 	}
@@ -139,7 +140,7 @@ type funcs struct {
 // funcMap are the functions of managed-cluster templates; perObject adds
 // skipObject.
 func (f *funcs) funcMap(perObject bool) template.FuncMap {
-	m := HelperFuncs()
+	m := policytemplate.HelperFuncs()
 	m["lookup"] = f.lookup
 	m["fromSecret"] = f.fromSecret
 	m["fromConfigMap"] = f.fromConfigMap

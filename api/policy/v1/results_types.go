@@ -45,6 +45,12 @@ type ObjectResult struct {
 	// when the object template's recordDiff is None.
 	// +optional
 	Diffs []FieldDiff `json:"diffs,omitempty"`
+	// message says what the reason does not: why enforce left the object
+	// alone (a template that names no object is only informed), what a
+	// deletion still waits for, how the API server changed an object
+	// enforce created or updated, or why enforce failed.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // FieldDiff is one field where an object differs from its template.

@@ -10,7 +10,7 @@
 // .PolicyMetadata (name, namespace, labels, annotations of the root); the
 // functions are fromConfigMap and fromSecret, which read only the root
 // Policy's namespace (anything else is an error that says so), and the
-// helpers shared with managed-cluster templates (engine.HelperFuncs:
+// helpers shared with managed-cluster templates (policytemplate.HelperFuncs:
 // base64enc, base64dec, indent, autoindent, toInt, toBool, toLiteral).
 //
 // Objects are read through a Reader, so that the caller decides how (the

@@ -12,16 +12,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flotilla-io/flotilla/agent/policy/engine"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // HubTemplatesErrorAnnotation is set on a policy template whose hub
 // templates did not resolve; its value is the error. OCM uses the same
 // annotation, and its agents report it as a template-error.
-const HubTemplatesErrorAnnotation = engine.HubTemplatesErrorAnnotation
+const HubTemplatesErrorAnnotation = policytemplate.HubTemplatesErrorAnnotation
 
 // delims are those of hub templates.
-var delims = engine.NewDelims("{{hub", "hub}}")
+var delims = policytemplate.HubDelims
 
 // maxQuotedTemplate is how much of a failing template its error quotes.
 const maxQuotedTemplate = 300
@@ -86,7 +86,7 @@ func (r *Resolver) Resolve(raw []byte, data Data) (out []byte, refs []Ref, err e
 		return nil, nil, fmt.Errorf("convert the object definition to YAML: %w", err)
 	}
 	f := &funcs{r: r}
-	fm := engine.HelperFuncs()
+	fm := policytemplate.HelperFuncs()
 	maps.Copy(fm, template.FuncMap{"fromConfigMap": f.fromConfigMap, "fromSecret": f.fromSecret})
 	tpl, err := template.New("tmpl").Delims(delims.Left, delims.Right).Funcs(fm).Option("missingkey=zero").Parse(delims.Prepare(string(y)))
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package policytemplate
 
 import (
 	"encoding/base64"
@@ -27,9 +27,6 @@ func NewDelims(left, right string) *Delims {
 		autoindent: regexp.MustCompile(`(?m)^([^\n]*?)(` + l + `[^{}\n]*\|\s*)autoindent(\s*` + r + `)`),
 	}
 }
-
-// managedClusterDelims are those of managed-cluster templates.
-var managedClusterDelims = NewDelims("{{", "}}")
 
 // Prepare rewrites template text before it is parsed, as OCM does: a
 // quoted action whose last function gives a typed value (toInt, toBool,

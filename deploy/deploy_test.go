@@ -1,0 +1,112 @@
+package deploy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+)
+
+var agentValues = map[string]any{
+	"clusterName": "cluster1",
+	"hub":         map[string]any{"apiServer": "https://hub.example.com:6443", "caCert": "-----BEGIN CERTIFICATE-----\n"},
+	"bootstrap":   map[string]any{"token": "abcdef.0123456789abcdef"},
+}
+
+// TestLint runs helm lint, strict, on both charts.
+func TestLint(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ns     string
+		values map[string]any
+	}{
+		HubChart:   {HubNamespace, nil},
+		AgentChart: {AgentNamespace, agentValues},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := lint.AllWithKubeVersion(filepath.Join("charts", name), tc.values, tc.ns, nil)
+			for _, m := range res.Messages {
+				if m.Severity > support.InfoSev {
+					t.Errorf("helm lint: %s", m)
+				}
+			}
+		})
+	}
+}
+
+// TestRender renders each chart and checks what a platform team relies on.
+func TestRender(t *testing.T) {
+	hub, err := Render(HubChart, HubNamespace, map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range hub {
+		kinds[o.GetKind()]++
+	}
+	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment", "ServiceMonitor"} {
+		if kinds[k] == 0 {
+			t.Errorf("hub chart renders no %s", k)
+		}
+	}
+	if hub[0].GetKind() != "CustomResourceDefinition" {
+		t.Errorf("hub chart renders %s first, want the CRDs", hub[0].GetKind())
+	}
+	agent, err := Render(AgentChart, AgentNamespace, agentValues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret, deployment bool
+	for _, o := range agent {
+		switch o.GetKind() {
+		case "Secret":
+			secret = o.GetName() == "bootstrap-hub-kubeconfig"
+		case "Deployment":
+			deployment = true
+			args := strings.Join(mustStrings(t, o.Object, "spec", "template", "spec", "containers"), " ")
+			if !strings.Contains(args, "--cluster-name=cluster1") {
+				t.Errorf("agent args %s, want --cluster-name=cluster1", args)
+			}
+		}
+		if o.GetLabels()["app.kubernetes.io/name"] != "flotilla-agent" {
+			t.Errorf("%s %s lacks the label unjoin finds it by", o.GetKind(), o.GetName())
+		}
+	}
+	if !secret || !deployment {
+		t.Errorf("agent chart: bootstrap Secret %v, Deployment %v", secret, deployment)
+	}
+}
+
+// TestRenderErrors: a missing required value says which and how to fix it.
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		chart, ns string
+		values    map[string]any
+		want      string
+	}{
+		{AgentChart, AgentNamespace, map[string]any{"bootstrap": map[string]any{"create": false}}, "clusterName is required"},
+		{AgentChart, AgentNamespace, map[string]any{"clusterName": "c1"}, "hub.apiServer is required"},
+		{HubChart, "default", nil, "install flotilla-hub into namespace open-cluster-management-hub"},
+	}
+	for _, tt := range tests {
+		_, err := Render(tt.chart, tt.ns, tt.values)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s with %v: error %v, want %q", tt.chart, tt.values, err, tt.want)
+		}
+	}
+}
+
+// mustStrings returns the args of the first container at path.
+func mustStrings(t *testing.T, obj map[string]any, path ...string) []string {
+	t.Helper()
+	var v any = obj
+	for _, p := range path {
+		v = v.(map[string]any)[p]
+	}
+	var out []string
+	for _, a := range v.([]any)[0].(map[string]any)["args"].([]any) {
+		out = append(out, a.(string))
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+// Package bootstraptoken owns the hub's bootstrap credentials: what an agent
+// presents before its cluster is accepted (shared/docs/contract.md,
+// Registration step 1), in both forms OCM knows.
+//
+//   - Bootstrap tokens: Secrets kube-system/bootstrap-token-<id> in group
+//     system:bootstrappers:managedcluster, labelled
+//     app.kubernetes.io/managed-by=flotilla and app=cluster-manager (the label
+//     clusteradm looks for). The rotation controller keeps one that the hub
+//     rotates itself: when the newest valid token has no more than the
+//     overlap left, it creates one that lives the lifetime, and it deletes
+//     the tokens it created once they expire (the tokens flotilla init
+//     creates by hand are left to expire). A joined agent authenticates
+//     with its client certificate, which it renews with that certificate
+//     (contract step 8): no rotation ever reaches it.
+//   - The ServiceAccount open-cluster-management/agent-registration-bootstrap,
+//     whose TokenRequest tokens `clusteradm get token` hands out.
+//
+// Install (at every hub start) creates the namespace open-cluster-management,
+// that ServiceAccount, the ClusterRole open-cluster-management:bootstrap (no
+// more than joining needs) and its bindings to the token group and to the
+// ServiceAccount. It does not put back a binding or ServiceAccount that
+// `clusteradm delete token` removed while the hub runs: that is how a hub
+// admin turns off joining until the next start.
+//
+// The rotation controller watches only the token Secrets it created, through
+// a cache filtered by label, and wakes up with RequeueAfter at the next
+// rotation or expiry; its clock is injected, so tests never sleep.
+package bootstraptoken

@@ -1,0 +1,144 @@
+package clustermanager
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
+	"github.com/flotilla-io/flotilla/manifests"
+)
+
+// Name is the ClusterManager's name, the one clusteradm reads.
+const Name = "cluster-manager"
+
+// notEstablishedRetry is how soon a hub whose CRDs are not all served yet
+// looks again.
+const notEstablishedRetry = 10 * time.Second
+
+// Reconciler keeps the ClusterManager and its status.
+type Reconciler struct {
+	Client client.Client
+	// CRDs reads the CustomResourceDefinitions.
+	CRDs apiextensionsclient.Interface
+	// Want are the names of the CRDs the hub installs.
+	Want []string
+	// Version is the hub's version, named in the Applied condition.
+	Version string
+}
+
+// Setup adds the ClusterManager controller to mgr.
+func Setup(mgr manager.Manager, version string) error {
+	crds, err := manifests.AllCRDs()
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Version: version}
+	for _, crd := range crds {
+		r.Want = append(r.Want, crd.Name)
+	}
+	if r.CRDs, err = apiextensionsclient.NewForConfig(mgr.GetConfig()); err != nil {
+		return err
+	}
+	named := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == Name })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("clustermanager").
+		For(&operatorv1.ClusterManager{}, builder.WithPredicates(named)).
+		// The object may not exist yet: reconcile once at start to create it.
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: Name}})
+			return nil
+		})).
+		Complete(r)
+}
+
+// Reconcile creates the ClusterManager when it is missing and writes its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if req.Name != Name {
+		return ctrl.Result{}, nil
+	}
+	cm := &operatorv1.ClusterManager{}
+	err := r.Client.Get(ctx, req.NamespacedName, cm)
+	if apierrors.IsNotFound(err) {
+		cm = newClusterManager()
+		if err := r.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("create ClusterManager %s: %w", Name, err)
+		}
+		// The create event brings the object back with its status to write.
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	list, err := r.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("list CRDs: %w", err)
+	}
+	missing := notEstablished(r.Want, list.Items)
+	status := r.status(cm, missing)
+	if !equality.Semantic.DeepEqual(cm.Status, status) {
+		patch := client.MergeFromWithOptions(cm.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		cm.Status = status
+		if err := r.Client.Status().Patch(ctx, cm, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("write ClusterManager %s status: %w", Name, err)
+		}
+	}
+	if len(missing) > 0 {
+		return ctrl.Result{RequeueAfter: notEstablishedRetry}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// newClusterManager says what this hub runs, in the spec's terms.
+func newClusterManager() *operatorv1.ClusterManager {
+	return &operatorv1.ClusterManager{
+		ObjectMeta: metav1.ObjectMeta{Name: Name, Labels: map[string]string{"app.kubernetes.io/managed-by": "flotilla"}},
+		Spec: operatorv1.ClusterManagerSpec{
+			DeployOption: operatorv1.ClusterManagerDeployOption{Mode: operatorv1.InstallModeDefault},
+			WorkConfiguration: &operatorv1.WorkConfiguration{
+				WorkDriver:   "kube",
+				FeatureGates: []operatorv1.FeatureGate{{Feature: "ManifestWorkReplicaSet", Mode: "Enable"}},
+			},
+			// The hub serves the add-on APIs but runs no add-on manager.
+			AddOnManagerConfiguration: &operatorv1.AddOnManagerConfiguration{
+				FeatureGates: []operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Disable"}},
+			},
+		},
+	}
+}
+
+// notEstablished lists the wanted CRDs that are absent or not served.
+func notEstablished(want []string, crds []apiextensionsv1.CustomResourceDefinition) []string {
+	established := map[string]bool{}
+	for _, crd := range crds {
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				established[crd.Name] = true
+			}
+		}
+	}
+	var missing []string
+	for _, name := range want {
+		if !established[name] {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}

@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/tunnel"
+)
+
+// The condition the hub keeps on each ManagedCluster about its tunnel.
+const (
+	ConditionTunnelConnected = tunnel.ConditionConnected
+	// ReasonAgentConnected: the agent's tunnel is open.
+	ReasonAgentConnected = "AgentConnected"
+	// ReasonAgentNotConnected: no tunnel is open (yet, or any more).
+	ReasonAgentNotConnected = "AgentNotConnected"
+	// ReasonHubClusterAdminDenied: the hub does not accept the cluster,
+	// so it opens no tunnel.
+	ReasonHubClusterAdminDenied = clusterv1.ReasonHubClusterAdminDenied
+)
+
+// StatusReconciler closes the tunnels of clusters the hub no longer
+// accepts and keeps the TunnelConnected condition of every cluster in step
+// with the tunnel server.
+type StatusReconciler struct {
+	Client client.Client
+	Server *Server
+	events chan event.TypedGenericEvent[*clusterv1.ManagedCluster]
+}
+
+// Setup wires the cluster proxy into the hub manager: the handler learns
+// from its cache which clusters are accepted, and the reconciler runs.
+func Setup(mgr manager.Manager, s *Server, h *Handler) error {
+	r := &StatusReconciler{Client: mgr.GetClient(), Server: s, events: make(chan event.TypedGenericEvent[*clusterv1.ManagedCluster], 1024)}
+	s.mu.Lock()
+	s.changed = r.notify
+	s.mu.Unlock()
+	h.Accepted = func(ctx context.Context, cluster string) (bool, error) {
+		var mc clusterv1.ManagedCluster
+		if err := mgr.GetClient().Get(ctx, types.NamespacedName{Name: cluster}, &mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		return mc.Spec.HubAcceptsClient && mc.DeletionTimestamp.IsZero(), nil
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster-proxy-status").
+		For(&clusterv1.ManagedCluster{}).
+		WatchesRawSource(source.Channel(r.events, &handler.TypedEnqueueRequestForObject[*clusterv1.ManagedCluster]{})).
+		Complete(r)
+}
+
+// notify queues cluster after its tunnel came or went. It never blocks
+// the tunnel server: a full queue is caught up by the next resync.
+func (r *StatusReconciler) notify(cluster string) {
+	select {
+	case r.events <- event.TypedGenericEvent[*clusterv1.ManagedCluster]{Object: &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}}:
+	default:
+	}
+}
+
+// Reconcile closes the tunnel of a cluster that is gone or denied, then
+// writes TunnelConnected.
+func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mc clusterv1.ManagedCluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Server.Close(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	accepted := mc.Spec.HubAcceptsClient && mc.DeletionTimestamp.IsZero()
+	if !accepted && r.Server.Close(mc.Name) {
+		klog.FromContext(ctx).Info("Closed the tunnel of a cluster the hub does not accept", "cluster", mc.Name)
+	}
+	t, open := r.Server.Lookup(mc.Name)
+	want := tunnelCondition(accepted, t, open, mc.Generation)
+	if c := meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected); c != nil &&
+		c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
+		return ctrl.Result{}, nil
+	}
+	orig := mc.DeepCopy()
+	meta.SetStatusCondition(&mc.Status.Conditions, want)
+	err := r.Client.Status().Patch(ctx, &mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// tunnelCondition is the TunnelConnected condition of a cluster.
+func tunnelCondition(accepted bool, t *Tunnel, open bool, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: ConditionTunnelConnected, ObservedGeneration: generation}
+	switch {
+	case !accepted:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonHubClusterAdminDenied
+		c.Message = "The hub does not accept the cluster, so it keeps no tunnel to it."
+	case open:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonAgentConnected
+		c.Message = fmt.Sprintf("Agent %s keeps a tunnel open to the hub: the cluster is reachable at %s.", t.AgentID, "/apis/proxy.flotilla.io/v1/clusters/"+t.Cluster+"/proxy")
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonAgentNotConnected
+		c.Message = "The cluster's agent has no tunnel open to the hub."
+	}
+	return c
+}

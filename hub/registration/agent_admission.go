@@ -1,0 +1,178 @@
+package registration
+
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
+)
+
+// AgentAnnotationPrefix begins the only annotations of its ManagedCluster
+// that a cluster's agent may change (OCM's own prefix for them).
+const AgentAnnotationPrefix = "agent.open-cluster-management.io/"
+
+// isClusterAgentExpr is true for a request by a cluster's identity: a user
+// in a group system:open-cluster-management:<cluster> (not the
+// managed-clusters group every agent is also in). Bootstrap identities,
+// hub admins and the hub's controllers are in none.
+const isClusterAgentExpr = "request.userInfo.groups.exists(g, g.startsWith('" + identity.Prefix + "') && g != '" + identity.ManagedClustersGroup + "')"
+
+// agentGuardedField is a part of a ManagedCluster that its agent may not change.
+type agentGuardedField struct {
+	// name is how messages name it.
+	name string
+	// old and new read the field from oldObject and object, defaulting
+	// when it is absent so that absent and empty compare equal.
+	old, new string
+	// who says who may change it instead.
+	who string
+}
+
+// fieldOf reads path (dot separated below obj) as CEL, or def when any
+// part of it is absent.
+func fieldOf(obj, parent, field, def string) string {
+	p := obj + "." + parent
+	return fmt.Sprintf("(has(%s) && has(%s.%s) ? %s.%s : %s)", p, p, field, p, field, def)
+}
+
+// agentGuardedFields are the ManagedCluster fields that decide what a
+// cluster is given, and so only the hub's side may set.
+func agentGuardedFields() []agentGuardedField {
+	admin := "a hub admin (a user allowed to update managedclusters who is not a cluster agent)"
+	field := func(name, parent, f, def, who string) agentGuardedField {
+		return agentGuardedField{name: name, old: fieldOf("oldObject", parent, f, def), new: fieldOf("object", parent, f, def), who: who}
+	}
+	return []agentGuardedField{
+		field("metadata.labels", "metadata", "labels", "{}", admin),
+		field("spec.taints", "spec", "taints", "[]", admin+" or the hub registration controller"),
+		field("spec.hubAcceptsClient", "spec", "hubAcceptsClient", "false",
+			"a user allowed to update "+ManagedClustersResource+"/"+AcceptSubresource+" in API group "+RegisterGroup+" (flotilla accept), or to deny, a hub admin"),
+		field("spec.leaseDurationSeconds", "spec", "leaseDurationSeconds", "0", admin),
+		field("spec.managedClusterClientConfigs", "spec", "managedClusterClientConfigs", "[]",
+			admin+"; the agent sets it only when it creates the ManagedCluster with its bootstrap identity"),
+	}
+}
+
+// annotationsExpr compares the annotations outside AgentAnnotationPrefix
+// of object and oldObject: every such key of one is in the other with the
+// same value.
+func annotationsExpr() string {
+	anns := func(obj string) string { return fieldOf(obj, "metadata", "annotations", "{}") }
+	same := func(a, b string) string {
+		return fmt.Sprintf("%s.all(k, k.startsWith('%s') || (k in %s && %s[k] == %s[k]))", a, AgentAnnotationPrefix, b, b, a)
+	}
+	return same(anns("object"), anns("oldObject")) + " && " + same(anns("oldObject"), anns("object"))
+}
+
+// agentMessage is the CEL message of a refused change to field.
+func agentMessage(field, who string) string {
+	return "'user ' + request.userInfo.username + ' is a cluster agent and may not change " + field +
+		" of ManagedCluster ' + object.metadata.name + ': only " + who + " may change it'"
+}
+
+// agentClusterPolicy is the ValidatingAdmissionPolicy that keeps a
+// cluster's agent to its ManagedCluster's status: through the object
+// itself it may change only annotations with AgentAnnotationPrefix.
+// Agents create no ManagedCluster with their own identity (RBAC gives them
+// no create); their bootstrap identity, which does, is not matched.
+func agentClusterPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
+	var validations []admissionregistrationv1.Validation
+	for _, f := range agentGuardedFields() {
+		validations = append(validations, admissionregistrationv1.Validation{
+			Expression:        f.new + " == " + f.old,
+			MessageExpression: agentMessage(f.name, f.who),
+			Message:           "cluster agents may not change " + f.name + " of a ManagedCluster",
+			Reason:            ptr.To(metav1.StatusReasonForbidden),
+		})
+	}
+	validations = append(validations, admissionregistrationv1.Validation{
+		Expression: annotationsExpr(),
+		MessageExpression: agentMessage("metadata.annotations other than those beginning with "+AgentAnnotationPrefix,
+			"a hub admin (a user allowed to update managedclusters who is not a cluster agent)"),
+		Message: "cluster agents may change only the annotations beginning with " + AgentAnnotationPrefix + " of a ManagedCluster",
+		Reason:  ptr.To(metav1.StatusReasonForbidden),
+	})
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: AgentClusterPolicyName},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups:   []string{clusterv1.GroupVersion.Group},
+							APIVersions: []string{"*"},
+							Resources:   []string{"managedclusters"},
+						},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
+			Validations:     validations,
+		},
+	}
+}
+
+// requesterClusterExpr is the cluster whose agent makes the request: the
+// first group system:open-cluster-management:<cluster>.
+const requesterClusterExpr = "request.userInfo.groups.filter(g, g.startsWith('" + identity.Prefix + "') && g != '" +
+	identity.ManagedClustersGroup + "').map(g, g.substring(" + "size('" + identity.Prefix + "')))"
+
+// agentCSRPolicy is the ValidatingAdmissionPolicy that lets a cluster's
+// agent create only CSRs labelled with its own cluster and for a user of
+// its own cluster. Bootstrap identities, which join new clusters, are not
+// matched. The certificate request's subject itself (DER, out of CEL's
+// reach) is checked by CSRSubjectAdmission where the hub embeds its API
+// server, and by every approver (the renewal approver and flotilla
+// accept) everywhere.
+func agentCSRPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
+	label := "open-cluster-management.io/cluster-name"
+	labelOf := "(has(object.metadata.labels) && '" + label + "' in object.metadata.labels ? object.metadata.labels['" + label + "'] : '')"
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: AgentCSRPolicyName},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups:   []string{certificatesv1.GroupName},
+							APIVersions: []string{"*"},
+							Resources:   []string{"certificatesigningrequests"},
+						},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
+			Variables: []admissionregistrationv1.Variable{
+				{Name: "clusters", Expression: requesterClusterExpr},
+				{Name: "label", Expression: labelOf},
+			},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "variables.label in variables.clusters",
+				MessageExpression: "'user ' + request.userInfo.username + ' is an agent of cluster ' + variables.clusters.join(', ') + " +
+					"' and may create only CSRs labelled " + label + "=' + variables.clusters[0] + ', not ' + (variables.label == '' ? 'unlabelled ones' : variables.label)",
+				Message: "cluster agents may create only CSRs labelled with their own cluster",
+				Reason:  ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+}
+
+// policyBinding enforces the policy of that name on every request.
+func policyBinding(name string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+}

@@ -1,0 +1,83 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+
+	"slices"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/apiserver/pkg/admission"
+	certificatesapi "k8s.io/kubernetes/pkg/apis/certificates"
+
+	"github.com/flotilla-io/flotilla/internal/identity"
+)
+
+// NewCSRSubjectAdmission returns the admission check, run inside the
+// hub's embedded API server, that refuses a CSR created by a cluster's
+// agent whose certificate request names another cluster: its subject CN
+// must be a user of the requester's own cluster, and every subject O of
+// the form system:open-cluster-management:<cluster> one of its own
+// clusters. Bootstrap identities, which join new clusters, and hub admins
+// are not checked. The request's subject is DER inside the object, beyond
+// a ValidatingAdmissionPolicy's CEL; the label is checked by one
+// (AgentCSRPolicyName), which also holds on hubs run against an existing
+// cluster.
+func NewCSRSubjectAdmission() admission.ValidationInterface {
+	return &csrSubjectAdmission{Handler: admission.NewHandler(admission.Create)}
+}
+
+type csrSubjectAdmission struct {
+	*admission.Handler
+}
+
+func (a *csrSubjectAdmission) Validate(_ context.Context, attrs admission.Attributes, _ admission.ObjectInterfaces) error {
+	if attrs.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") || attrs.GetSubresource() != "" {
+		return nil
+	}
+	u := attrs.GetUserInfo()
+	if u == nil {
+		return nil
+	}
+	own := clustersOf(u)
+	if len(own) == 0 {
+		return nil
+	}
+	var request []byte
+	switch csr := attrs.GetObject().(type) {
+	case *certificatesapi.CertificateSigningRequest:
+		request = csr.Spec.Request
+	case *certificatesv1.CertificateSigningRequest:
+		request = csr.Spec.Request
+	default:
+		return nil
+	}
+	if err := checkOwnSubject(request, own); err != nil {
+		return admission.NewForbidden(attrs, fmt.Errorf("user %s is an agent of cluster %s and may ask only for its own cluster's certificates: %w",
+			u.GetName(), strings.Join(own, ", "), err))
+	}
+	return nil
+}
+
+// checkOwnSubject requires a certificate request whose subject names only
+// the clusters own.
+func checkOwnSubject(request []byte, own []string) error {
+	req, err := identity.ParseCertificateRequest(request)
+	if err != nil {
+		return err
+	}
+	cn := req.Subject.CommonName
+	if c, _, ok := identity.ParseAgentUser(cn); !ok || !slices.Contains(own, c) {
+		return fmt.Errorf("the request's subject CN %q is not a user %s<cluster>:<agent> of its cluster", cn, identity.Prefix)
+	}
+	for _, o := range req.Subject.Organization {
+		if o == identity.ManagedClustersGroup {
+			continue
+		}
+		if c, ok := strings.CutPrefix(o, identity.Prefix); !ok || !slices.Contains(own, c) {
+			return fmt.Errorf("the request's subject O %q is not a group of its cluster", o)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package policytemplate is what the hub, the agent and `flotilla policy
+// test` share about policy templates, so that none of them imports
+// another: the helper functions and delimiters of Go templates in policy
+// templates (HelperFuncs, Delims), the hub-templates-error annotation, and
+// the one strict decoding and validation of a Policy's policy templates
+// (Decode), which decides what is a template-error and how it reads.
+//
+// Idea: a policy template is decoded once, strictly (an unknown or
+// misplaced field is an error that names its path, as the API server's
+// strict field validation would), and validated against what a
+// ConfigurationPolicy may hold, before anyone evaluates or propagates it.
+// The agent reports the error as the template's template-error, the hub as
+// an event on the root policy, `policy test` as a failure naming the file;
+// each reads the same words.
+package policytemplate
+
+// HubTemplatesErrorAnnotation is set by the hub on a policy template whose
+// hub templates ({{hub ... hub}}) did not resolve; its value is the error.
+// OCM's propagator sets the same.
+const HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
+
+// ManagedClusterDelims are the delimiters of managed-cluster templates.
+var ManagedClusterDelims = NewDelims("{{", "}}")
+
+// HubDelims are the delimiters of hub templates.
+var HubDelims = NewDelims("{{hub", "hub}}")

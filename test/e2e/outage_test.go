@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+// afterOutageBound is how soon after the hub is back a new ManifestWork
+// must be Applied on the spoke. Normally it takes well under a second and
+// the bench measures it (p99 2 s); the bound leaves room for a loaded
+// test machine, and lies far below the tens of seconds of a reflector's
+// grown backoff, which is what this spec guards against.
+const afterOutageBound = 15 * time.Second
+
+var _ = Describe("Back after faults", func() {
+	It("applies a new work promptly after the hub was SIGKILLed for a minute, and restarts an agent whose token is gone with its certificate", func(ctx SpecContext) {
+		klog.LogToStderr(false)
+		klog.SetOutput(GinkgoWriter)
+
+		dir := GinkgoT().TempDir()
+		hub, err := framework.StartHubProcess(ctx, *binDir, dir, 2*time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { hub.Stop(30 * time.Second) })
+		onHub := func(args ...string) cliRun {
+			GinkgoHelper()
+			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
+		}
+		spoke, err := framework.Start(ctx, framework.Spoke)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(spoke.Stop)
+
+		res := onHub("init", "-o", "json")
+		Expect(res.code).To(Equal(0), res.stderr)
+		var join struct {
+			Token string `json:"hub-token"`
+			URL   string `json:"hub-apiserver"`
+		}
+		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		agent := startJoin(ctx, spoke, join.Token, join.URL, "cluster-o")
+		res = onHub("accept", "--clusters", "cluster-o", "--wait", "--timeout", "3m")
+		Expect(res.code).To(Equal(0), res.stderr)
+		admin := adminClient(hub.Kubeconfig)
+		csrsBefore := countCSRs(ctx, admin)
+		example := filepath.Join("..", "..", "..", "shared", "examples", "manifestwork-hello.yaml")
+		res = onHub("create", "work", "hello", "-f", example, "--clusters", "cluster-o", "--wait", "--timeout", "2m")
+		Expect(res.code).To(Equal(0), res.stderr)
+
+		By("killing the hub with SIGKILL, and starting it again on the same port and data after 60 s")
+		hub.Kill()
+		// The outage's length is the scenario, not a synchronisation: the
+		// agent's watches fail throughout it.
+		Consistently(func() bool { return agent.Exited() }, 60*time.Second, time.Second).Should(BeFalse(), "the agent outlives the hub's outage")
+		hub, err = framework.StartHubProcessOnPort(ctx, *binDir, dir, hub.Port, 2*time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		admin = adminClient(hub.Kubeconfig)
+
+		By("creating a work after the restart: Applied on the spoke within the bound")
+		created := time.Now()
+		res = onHub("create", "work", "after", "-f", example, "--clusters", "cluster-o")
+		Expect(res.code).To(Equal(0), res.stderr)
+		Eventually(func() bool {
+			w := &workv1.ManifestWork{}
+			return admin.Get(ctx, client.ObjectKey{Namespace: "cluster-o", Name: "after"}, w) == nil &&
+				meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied)
+		}, afterOutageBound, 100*time.Millisecond).Should(BeTrue(), "the work is Applied within %s of its creation; the agent's output:\n%s", afterOutageBound, agent.Tail(30))
+		GinkgoWriter.Printf("ManifestWork created after the hub's restart was Applied %s after its creation\n", time.Since(created).Round(time.Millisecond))
+
+		By("deleting the join token and restarting the agent: it comes back with its certificate")
+		tokenID, _, _ := strings.Cut(join.Token, ".")
+		Expect(admin.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + tokenID}})).To(Succeed())
+		code, err := agent.Stop(30 * time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(0), agent.Tail(20))
+		restarted := time.Now()
+		agent.start(ctx)
+		Expect(agent.WaitForOutput("uses them instead", time.Minute)).To(Succeed(), agent.Tail(20))
+		Eventually(func() bool { return leaseRenewedAfter(ctx, admin, "cluster-o", restarted) }, time.Minute).Should(BeTrue(), agent.Tail(30))
+		Expect(countCSRs(ctx, admin)).To(Equal(csrsBefore), "the agent asked for no new certificate")
+		res = onHub("create", "work", "again", "-f", example, "--clusters", "cluster-o", "--wait", "--timeout", "2m")
+		Expect(res.code).To(Equal(0), res.stderr)
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, &appsv1.Deployment{})).To(Succeed())
+		mc := &clusterv1.ManagedCluster{}
+		Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster-o"}, mc)).To(Succeed())
+	})
+})

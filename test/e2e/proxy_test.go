@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubectl is the plain kubectl that the proxy's users run.
+const kubectl = "/usr/bin/kubectl"
+
+var _ = Describe("Cluster proxy", func() {
+	It("lets plain kubectl get and watch a sandbox cluster through the hub with flotilla kubeconfig", func(ctx SpecContext) {
+		if _, err := exec.LookPath(kubectl); err != nil {
+			Skip("kubectl is not installed at " + kubectl)
+		}
+		dir, _, onHub := startSandbox(ctx, 1)
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "through-hub.kubeconfig")
+		Eventually(func() int { return onHub("kubeconfig", "--cluster", "cluster1", "--output-file", kubeconfig).code }).Should(Equal(0))
+
+		By("kubectl get nodes through the hub lists the sandbox cluster's simulated nodes")
+		Eventually(func() string {
+			out, _ := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "get", "nodes", "-o", "name").Output()
+			return string(out)
+		}, "60s", "500ms").Should(ContainSubstring("node/"))
+
+		By("kubectl get -w through the hub sees a ConfigMap created on the cluster")
+		var out syncBuffer
+		watchCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		spoke := devKube(filepath.Join(dir, "cluster1", "admin.kubeconfig"))
+		_, err := spoke.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "there-before"}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		w := exec.CommandContext(watchCtx, kubectl, "--kubeconfig", kubeconfig, "get", "configmaps", "-n", "default", "-w", "-o", "name")
+		w.Stdout, w.Stderr = &out, GinkgoWriter
+		Expect(w.Start()).To(Succeed())
+		defer func() { stop(); _ = w.Wait() }()
+		// kubectl lists before it watches: once it printed what was
+		// there, its watch is open.
+		Eventually(func() string { return out.String() }, "30s").Should(ContainSubstring("configmap/there-before"))
+		_, err = spoke.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "made-on-the-cluster"}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() string { return out.String() }, "30s").Should(ContainSubstring("configmap/made-on-the-cluster"))
+
+		By("flotilla get clusters -o wide shows the tunnel")
+		wide := onHub("get", "clusters", "-o", "wide")
+		Expect(wide.code).To(Equal(0), wide.stderr)
+		Expect(strings.Split(wide.stdout, "\n")[0]).To(ContainSubstring("TUNNEL"))
+	})
+})
+
+// syncBuffer is a bytes.Buffer that a process writes while a spec reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
