@@ -12,11 +12,12 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
+	"github.com/flotilla-io/flotilla/internal/tunnel"
 )
 
 // TunnelConnectedCondition is the ManagedCluster condition through which
 // the cluster proxy reports its tunnel, if it runs.
-const TunnelConnectedCondition = "TunnelConnected"
+const TunnelConnectedCondition = tunnel.ConditionConnected
 
 // Health words of a cluster.
 const (

@@ -164,7 +164,7 @@ func stateOf(s string) badge {
 	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied":
 		return badge{s, "✖", "bad"}
 	case "Pending", "Progressing", "Paused", "Waiting":
-		return badge{s, "⏳", "wait"}
+		return badge{s, "◐", "wait"}
 	case "", "—":
 		return badge{"—", "", "none"}
 	}

@@ -50,7 +50,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 			GinkgoHelper()
 			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
 		}
-		admin := adminClient(hub.Kubeconfig)
+		admin := devClient(hub.Kubeconfig)
 
 		By("joining three clusters and accepting two; cluster3 stays pending")
 		res := onHub("init", "-o", "json")
