@@ -29,18 +29,7 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	}
 	adm := client.AdmissionregistrationV1()
 	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{acceptPolicy(), agentClusterPolicy(), agentCSRPolicy()} {
-		err := kubeapply.Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
-			func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
-				return &p.Spec
-			})
-		if err != nil {
-			return err
-		}
-		err = kubeapply.Install(ctx, adm.ValidatingAdmissionPolicyBindings(), policyBinding(policy.Name), "ValidatingAdmissionPolicyBinding",
-			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
-				return &b.Spec
-			})
-		if err != nil {
+		if err := kubeapply.InstallAdmissionPolicy(ctx, adm, policy, policyBinding(policy.Name)); err != nil {
 			return err
 		}
 	}

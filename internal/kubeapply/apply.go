@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -50,4 +52,21 @@ func Install[T metav1.Object, P any](ctx context.Context, api TypedAPI[T], want 
 		return fmt.Errorf("install %s %s: %w", kind, want.GetName(), err)
 	}
 	return nil
+}
+
+// InstallAdmissionPolicy installs a ValidatingAdmissionPolicy and the
+// binding that puts it in force, each brought in line with its spec.
+func InstallAdmissionPolicy(ctx context.Context, adm admissionv1client.AdmissionregistrationV1Interface,
+	policy *admissionregistrationv1.ValidatingAdmissionPolicy, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+	err := Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
+		func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
+			return &p.Spec
+		})
+	if err != nil {
+		return err
+	}
+	return Install(ctx, adm.ValidatingAdmissionPolicyBindings(), binding, "ValidatingAdmissionPolicyBinding",
+		func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
+			return &b.Spec
+		})
 }
