@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -42,19 +43,26 @@ var _ = Describe("Registration: certificate renewal", func() {
 		_, aUserBGroups := newCSR(cnA, orgsB)
 		_, extraGroup := newCSR(cnA, append(orgsA, identity.ClusterGroup(b)))
 		_, otherAgent := newCSR(identity.AgentUser(a, "agent2"), orgsA)
-		var refused []string
+		csrsA := kubeA.CertificatesV1().CertificateSigningRequests()
 		Eventually(func() error {
 			// A's RBAC may take a moment to reach the authorizer's cache.
-			_, err := kubeA.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{Limit: 1})
+			_, err := csrsA.List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: clusterv1.ClusterNameLabel + "=" + a})
 			return err
 		}).Should(Succeed())
-		refused = append(refused,
-			createClusterCSR(ctx, kubeA, b, forB),         // cluster B's identity, labelled B
-			createClusterCSR(ctx, kubeA, a, forB),         // labelled A, but B's identity
-			createClusterCSR(ctx, kubeA, a, aUserBGroups), // A's user with B's groups
-			createClusterCSR(ctx, kubeA, a, extraGroup),   // A's identity plus B's group
-			createClusterCSR(ctx, kubeA, a, otherAgent),   // another agent's name in cluster A
-		)
+		// Those naming another cluster are refused at admission (see
+		// registration_trust_test.go); another agent's name in cluster A
+		// is created, and must never be approved.
+		for _, csrPEM := range [][]byte{forB, aUserBGroups, extraGroup} {
+			_, err := csrsA.Create(ctx, &certificatesv1.CertificateSigningRequest{
+				ObjectMeta: metav1.ObjectMeta{GenerateName: a + "-", Labels: map[string]string{clusterv1.ClusterNameLabel: a}},
+				Spec: certificatesv1.CertificateSigningRequestSpec{
+					Request: csrPEM, SignerName: certificatesv1.KubeAPIServerClientSignerName,
+					Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth},
+				},
+			}, metav1.CreateOptions{})
+			Expect(err).To(beForbidden())
+		}
+		refused := []string{createClusterCSR(ctx, kubeA, a, otherAgent)}
 
 		By("approving its own renewal")
 		keyPEM, own := newCSR(cnA, orgsA)
