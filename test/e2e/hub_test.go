@@ -79,7 +79,7 @@ var _ = Describe("flotilla-hub", func() {
 		Entry("a stray argument", func() []string { return []string{"serve"} }, "unknown command"),
 		Entry("a webhook certificate without the URL to reach it", func() []string {
 			return []string{"--kubeconfig", "/dev/null", "--webhook-cert-dir", GinkgoT().TempDir()}
-		}, "--webhook-cert-dir and --webhook-advertise-url go together"),
+		}, "--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together"),
 		Entry("a webhook port in use", func() []string {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			Expect(err).NotTo(HaveOccurred())

@@ -45,8 +45,8 @@ var _ = Describe("CLI get clusters", func() {
 
 		res = onHub(ctx, "get", "clusters", "cli-get-joined", "-o", "wide")
 		Expect(res.Code).To(Equal(0), res.Stderr)
-		Expect(res.Stdout).To(MatchRegexp(`NAME\s+ACCEPTED\s+JOINED\s+AVAILABLE\s+KUBERNETES VERSION\s+AGE\s+CPU\s+MEMORY\s+LABELS\s+URL`))
-		Expect(res.Stdout).To(MatchRegexp(`cli-get-joined\s+True\s+True\s+True\s+v1.36.3\s+\S+\s+4\s+16Gi\s+\S*env=prod\S*\s+https://cli-get-joined:6443`))
+		Expect(res.Stdout).To(MatchRegexp(`NAME\s+ACCEPTED\s+JOINED\s+AVAILABLE\s+KUBERNETES VERSION\s+AGE\s+TUNNEL\s+CPU\s+MEMORY\s+LABELS\s+URL`))
+		Expect(res.Stdout).To(MatchRegexp(`cli-get-joined\s+True\s+True\s+True\s+v1.36.3\s+\S+\s+(True|False)\s+4\s+16Gi\s+\S*env=prod\S*\s+https://cli-get-joined:6443`))
 
 		By("listing every cluster as JSON")
 		res = onHub(ctx, "get", "clusters", "-o", "json")
