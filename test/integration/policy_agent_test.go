@@ -183,9 +183,10 @@ var _ = Describe("Policy agent", Ordered, func() {
 				"objectDefinition": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "frozen", "namespace": ns}, "data": map[string]any{"v": "new"}},
 			}},
 		}))
-		Eventually(func() map[string]string {
+		// Recreating leaves a moment in which the object is gone: poll through it.
+		Eventually(func(g Gomega) map[string]string {
 			cm := &corev1.ConfigMap{}
-			Expect(c.env.spoke.Client.Get(ctx, client.ObjectKeyFromObject(frozen), cm)).To(Succeed())
+			g.Expect(c.env.spoke.Client.Get(ctx, client.ObjectKeyFromObject(frozen), cm)).To(Succeed())
 			return cm.Data
 		}).Should(Equal(map[string]string{"v": "new"}))
 		Eventually(c.latest(ctx, name, tmpl)).Should(Equal("Compliant; notification - configmaps [frozen] found as specified in namespace " + ns))
