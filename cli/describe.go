@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -71,15 +73,10 @@ whether they are applied and available.
 			}
 			ctx := cmd.Context()
 			mc := &clusterv1.ManagedCluster{}
-			if err := c.ctrl.Get(ctx, client.ObjectKey{Name: args[0]}, mc); err != nil {
-				if apierrors.IsNotFound(err) {
-					return fmt.Errorf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", args[0])
-				}
-				return explainClusterAPI(err, c, "get ManagedCluster "+args[0])
-			}
-			if output != outputText {
-				mc.APIVersion, mc.Kind, mc.ManagedFields = clusterv1.GroupVersion.String(), "ManagedCluster", nil
-				return printData(g.streams.Out, output, mc)
+			printed, err := getToDescribe(ctx, c, g.streams.Out, output, mc, clusterv1.GroupVersion.WithKind("ManagedCluster"), args[0],
+				fmt.Sprintf("cluster %s does not exist on the hub (see `flotilla get clusters` for the names)", args[0]))
+			if printed || err != nil {
+				return err
 			}
 			works := &workv1.ManifestWorkList{}
 			if err := c.ctrl.List(ctx, works, client.InNamespace(mc.Name)); err != nil {
@@ -149,15 +146,10 @@ it is bound to (their Placements may choose from it), and its conditions.
 			}
 			ctx := cmd.Context()
 			set := &clusterv1beta2.ManagedClusterSet{}
-			if err := c.ctrl.Get(ctx, client.ObjectKey{Name: args[0]}, set); err != nil {
-				if apierrors.IsNotFound(err) {
-					return fmt.Errorf("ManagedClusterSet %s not found (see `flotilla get clustersets` for the names)", args[0])
-				}
-				return explainClusterAPI(err, c, "get ManagedClusterSet "+args[0])
-			}
-			if output != outputText {
-				set.APIVersion, set.Kind, set.ManagedFields = clusterv1beta2.GroupVersion.String(), "ManagedClusterSet", nil
-				return printData(g.streams.Out, output, set)
+			printed, err := getToDescribe(ctx, c, g.streams.Out, output, set, clusterv1beta2.GroupVersion.WithKind("ManagedClusterSet"), args[0],
+				fmt.Sprintf("ManagedClusterSet %s not found (see `flotilla get clustersets` for the names)", args[0]))
+			if printed || err != nil {
+				return err
 			}
 			bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
 			if err := c.ctrl.List(ctx, bindings); err != nil {
@@ -354,6 +346,24 @@ func writeConditions(w io.Writer, conds []metav1.Condition, none string) error {
 		rows = append(rows, []string{"  " + c.Type, string(c.Status), orDash(c.Reason), orDash(c.Message)})
 	}
 	return printTable(w, []string{"  TYPE", "STATUS", "REASON", "MESSAGE"}, rows)
+}
+
+// getToDescribe gets the cluster-scoped object name of kind gvk into obj
+// for describe; notFound is the error when it does not exist. printed says
+// that output asked for JSON or YAML and the object has been printed.
+func getToDescribe(ctx context.Context, c *clients, out io.Writer, output string, obj client.Object, gvk schema.GroupVersionKind, name, notFound string) (printed bool, err error) {
+	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, errors.New(notFound)
+		}
+		return false, explainClusterAPI(err, c, "get "+gvk.Kind+" "+name)
+	}
+	if output == outputText {
+		return false, nil
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	obj.SetManagedFields(nil)
+	return true, printData(out, output, obj)
 }
 
 // exactlyOneName is an Args function for commands that show one object.
