@@ -169,7 +169,7 @@ func runWork(a *work.Agent) func(context.Context, registration.HubSession) {
 func runProxy(spoke *rest.Config, opts Options) func(context.Context, registration.HubSession) {
 	return func(ctx context.Context, s registration.HubSession) {
 		err := proxy.Run(ctx, proxy.Config{
-			ClusterName: s.ClusterName, AgentID: s.AgentID, Hub: s.Config, Spoke: spoke,
+			ClusterName: s.ClusterName, AgentID: s.AgentID, Hub: s.Config, HubTLS: s.TLSConfig, HubDial: s.Dial, Spoke: spoke,
 			UserPrefix: opts.ProxyUserPrefix, GroupPrefix: opts.ProxyGroupPrefix,
 		})
 		if err != nil && ctx.Err() == nil {

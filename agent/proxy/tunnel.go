@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	konnectivity "sigs.k8s.io/apiserver-network-proxy/pkg/agent"
@@ -33,6 +35,15 @@ type Config struct {
 	ClusterName, AgentID string
 	// Hub reaches the hub as the agent (its client certificate).
 	Hub *rest.Config
+	// HubTLS, when set, is the TLS configuration of the agent's hub
+	// connections, used instead of Hub's: the agent's registration hands
+	// one that presents the newest client certificate at each handshake,
+	// while Hub's transport is not one the tunnel can use.
+	HubTLS *tls.Config
+	// HubDial, when set, opens the TCP connections to the hub; the
+	// registration closes those it opened when it swaps the certificate,
+	// which makes the tunnel reconnect with the new one.
+	HubDial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Spoke reaches the managed cluster with the agent's own credentials,
 	// which must allow impersonating users and groups.
 	Spoke *rest.Config
@@ -57,9 +68,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil || hub.Host == "" {
 		return fmt.Errorf("the hub URL %q: %v", cfg.Hub.Host, err)
 	}
-	tlsConfig, err := hubTLSConfig(cfg.Hub)
+	tlsConfig, err := hubTLSConfig(cfg.Hub, cfg.HubTLS)
 	if err != nil {
 		return err
+	}
+	dial := cfg.HubDial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	token, err := randomHex(32)
 	if err != nil {
@@ -87,12 +102,16 @@ func Run(ctx context.Context, cfg Config) error {
 	logger.Info("Opening the cluster proxy's tunnel to the hub", "hub", hub.Host, "userPrefix", cfg.UserPrefix, "groupPrefix", cfg.GroupPrefix)
 	// The konnectivity client set reconnects by itself, but one whose
 	// connection broke while it carried requests may never let go of it
-	// (seen after hub restarts). So a broken tunnel gets a fresh client
-	// set; the library's backoff paces the dials of each.
+	// (seen after hub restarts). So a broken tunnel, or a hub that does
+	// not answer, gets a fresh client set; the library's backoff paces
+	// the dials of each, up to SyncIntervalCap apart (which is what a
+	// denied cluster's agent waits between dials).
+	pause := newPause()
 	for ctx.Err() == nil {
+		opened := time.Now()
 		broke := make(chan struct{})
 		var once sync.Once
-		dialer := &upgradeDialer{tls: tlsConfig, host: hub.Host, path: tunnel.TunnelPath(cfg.ClusterName), broke: func() { once.Do(func() { close(broke) }) }}
+		dialer := &upgradeDialer{tls: tlsConfig, dialTCP: dial, host: hub.Host, path: tunnel.TunnelPath(cfg.ClusterName), broke: func() { once.Do(func() { close(broke) }) }}
 		stop := make(chan struct{})
 		cs := (&konnectivity.ClientSetConfig{
 			Address:         hub.Host,
@@ -116,11 +135,66 @@ func Run(ctx context.Context, cfg Config) error {
 		select {
 		case <-ctx.Done():
 		case <-broke:
-			logger.Info("The cluster proxy's tunnel broke; opening a new one")
+			logger.Info("The cluster proxy's tunnel broke or the hub does not answer; opening a new one once it does")
 		}
 		close(stop)
+		// A tunnel that broke soon after it opened (a hub shutting
+		// down upgrades and drops it) is opened again after a growing
+		// pause; one that held for a while, at once.
+		if time.Since(opened) > tunnelHeld {
+			pause = newPause()
+		}
+		if !sleep(ctx, pause.Step()) {
+			break
+		}
+		// Then wait for the hub to accept connections again, polling
+		// often, rather than on the client set's backoff, which grows
+		// to SyncIntervalCap: the tunnel opens moments after the hub is
+		// back.
+		waitForHub(ctx, dial, hub.Host)
 	}
 	return nil
+}
+
+// tunnelHeld is how long a tunnel must have stayed open for the next
+// one to be opened without a pause.
+const tunnelHeld = 30 * time.Second
+
+// hubPollInterval is how often an agent whose hub does not answer dials
+// it to see whether it is back.
+const hubPollInterval = 250 * time.Millisecond
+
+func newPause() *wait.Backoff {
+	return &wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 5 * time.Second}
+}
+
+// sleep waits d, and says false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// waitForHub returns once a TCP connection to the hub's host opens, or
+// ctx ends.
+func waitForHub(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), host string) {
+	for {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := dial(dctx, "tcp", host)
+		cancel()
+		if err == nil {
+			conn.Close()
+			return
+		}
+		if !sleep(ctx, hubPollInterval) {
+			return
+		}
+	}
 }
 
 func outgoing(ctx context.Context) metadata.MD {
@@ -132,16 +206,29 @@ func outgoing(ctx context.Context) metadata.MD {
 // (the agent's client certificate) whose request the hub upgrades.
 type upgradeDialer struct {
 	tls        *tls.Config
+	dialTCP    func(ctx context.Context, network, addr string) (net.Conn, error)
 	host, path string
-	// broke is called when an open tunnel's connection fails.
+	// broke is called when an open tunnel's connection fails, or the
+	// hub does not accept connections.
 	broke func()
 }
 
 func (d *upgradeDialer) dial(ctx context.Context, _ string) (net.Conn, error) {
-	nd := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, Config: d.tls}
-	conn, err := nd.DialContext(ctx, "tcp", d.host)
+	raw, err := d.dialTCP(ctx, "tcp", d.host)
 	if err != nil {
+		// The hub is down: Run waits for it, then opens a new tunnel.
+		d.broke()
 		return nil, fmt.Errorf("dial the hub %s: %w", d.host, err)
+	}
+	cfg := d.tls.Clone()
+	if cfg.ServerName == "" {
+		host, _, _ := net.SplitHostPort(d.host)
+		cfg.ServerName = host
+	}
+	conn := tls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("TLS with the hub %s: %w", d.host, err)
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(deadline)
@@ -188,11 +275,11 @@ func (c *bufferedConn) Read(p []byte) (int, error) {
 }
 
 // hubTLSConfig is the TLS configuration of the agent's hub client, for
-// HTTP/1.1 (the upgrade), presenting the newest client certificate.
-func hubTLSConfig(cfg *rest.Config) (*tls.Config, error) {
+// HTTP/1.1 (the upgrade): given, or else cfg's.
+func hubTLSConfig(cfg *rest.Config, given *tls.Config) (*tls.Config, error) {
 	var base *tls.Config
-	if t, ok := cfg.Transport.(*http.Transport); ok && t.TLSClientConfig != nil {
-		base = t.TLSClientConfig.Clone()
+	if given != nil {
+		base = given.Clone()
 	} else {
 		c, err := rest.TLSConfigFor(cfg)
 		if err != nil {

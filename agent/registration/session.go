@@ -2,9 +2,11 @@ package registration
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +36,13 @@ type HubSession struct {
 	// Clients built from it follow certificate rotations, since the
 	// connection presents the newest certificate at every handshake.
 	Config *rest.Config
+	// TLSConfig and Dial are Config's TLS configuration and TCP dialer,
+	// for a connection that is no HTTP request (the cluster proxy's
+	// tunnel): TLSConfig presents the newest certificate at every
+	// handshake, and every connection Dial opened is closed when the
+	// certificate is swapped, so that it is opened again with the new one.
+	TLSConfig *tls.Config
+	Dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ClusterName and AgentID name the agent.
 	ClusterName, AgentID string
 }
@@ -77,7 +86,7 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 			return
 		}
 		wg.Go(func() { cancel(r.renewLease(ctx, s)) })
-		hs := HubSession{Config: rest.CopyConfig(conn.config), ClusterName: creds.ClusterName, AgentID: creds.AgentID}
+		hs := HubSession{Config: rest.CopyConfig(conn.config), TLSConfig: conn.tls.Clone(), Dial: conn.dialer.DialContext, ClusterName: creds.ClusterName, AgentID: creds.AgentID}
 		for _, f := range r.cfg.SessionFuncs {
 			wg.Go(func() { f(ctx, hs) })
 		}

@@ -23,6 +23,9 @@ const userAgent = "flotilla-agent"
 // certificate can be swapped while clients built from it are in use.
 type hubConnection struct {
 	config *rest.Config
+	// tls is config's TLS configuration, for connections that are not
+	// HTTP requests (the cluster proxy's tunnel).
+	tls    *tls.Config
 	cert   atomic.Pointer[tls.Certificate]
 	dialer *connrotation.Dialer
 }
@@ -71,6 +74,7 @@ func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubCo
 		rt = newWaitingTransport(transport, hubAddress(hub.Server))
 	}
 	c.config = &rest.Config{Host: hub.Server, Transport: rt, UserAgent: userAgent}
+	c.tls = tlsConfig
 	return c, nil
 }
 

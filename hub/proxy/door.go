@@ -65,6 +65,12 @@ func (h *Handler) openTunnel(w http.ResponseWriter, r *http.Request, cluster str
 		h.status(w, r, apierrors.NewServiceUnavailable("the hub's cluster proxy is starting"))
 		return
 	}
+	if h.Server.stopped() {
+		// Before the upgrade: an agent told 503 waits, one whose
+		// upgraded tunnel is dropped would come back at once.
+		h.status(w, r, apierrors.NewServiceUnavailable("the hub's cluster proxy is stopping"))
+		return
+	}
 	accepted, err := h.Accepted(r.Context(), cluster)
 	switch {
 	case err != nil:
@@ -84,12 +90,21 @@ func (h *Handler) openTunnel(w http.ResponseWriter, r *http.Request, cluster str
 		err = buf.Flush()
 	}
 	if err == nil {
-		err = h.Server.accept(cluster, &bufferedConn{Conn: conn, r: buf.Reader})
+		err = h.Server.accept(cluster, &bufferedConn{Conn: conn, r: buf.Reader}, certificateExpiry(r))
 	}
 	if err != nil {
 		conn.Close()
 		klog.FromContext(r.Context()).Info("Cannot open a cluster tunnel", "cluster", cluster, "err", err.Error())
 	}
+}
+
+// certificateExpiry is when the client certificate that authenticated r
+// expires, or the zero time if r was not authenticated by one.
+func certificateExpiry(r *http.Request) time.Time {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return time.Time{}
+	}
+	return r.TLS.PeerCertificates[0].NotAfter
 }
 
 // forward sends a caller's request through cluster's tunnel.

@@ -60,6 +60,9 @@ type Tunnel struct {
 	Cluster, AgentID string
 	// Since is when it connected.
 	Since time.Time
+	// Expires is when the client certificate that opened it expires
+	// (zero: it was not opened with one); the hub closes it then.
+	Expires time.Time
 
 	id        string
 	proxy     *server.ProxyServer
@@ -123,10 +126,32 @@ func (s *Server) Close(cluster string) bool {
 	return ok
 }
 
+// stopped says whether the tunnel server stopped taking tunnels.
+func (s *Server) stopped() bool {
+	select {
+	case <-s.agentConn.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // accept hands an upgraded connection of cluster's agent to the agents'
-// gRPC server.
-func (s *Server) accept(cluster string, conn net.Conn) error {
-	return s.agentConn.push(&clusterConn{Conn: conn, cluster: cluster})
+// gRPC server. The API server authenticated the agent once, when the
+// connection was opened; so that a tunnel never outlives that
+// credential, the connection is closed when the client certificate
+// expires (expires zero: never). The agent reopens its tunnel with the
+// certificate it rotated to.
+func (s *Server) accept(cluster string, conn net.Conn, expires time.Time) error {
+	cc := &clusterConn{Conn: conn, cluster: cluster, expires: expires}
+	if !expires.IsZero() {
+		cc.expiry = time.AfterFunc(time.Until(expires), func() { conn.Close() })
+	}
+	if err := s.agentConn.push(cc); err != nil {
+		cc.Close()
+		return err
+	}
+	return nil
 }
 
 // attach makes t its cluster's tunnel. The newest connection of a cluster
@@ -206,6 +231,7 @@ func (a agentService) Connect(stream agentproto.AgentService_ConnectServer) erro
 		Cluster: info.cluster,
 		AgentID: agentID,
 		Since:   time.Now(),
+		Expires: info.expires,
 		id:      strconv.FormatInt(a.s.nextID.Add(1), 10),
 		proxy:   server.NewProxyServer("flotilla-hub", []proxystrategies.ProxyStrategy{proxystrategies.ProxyStrategyDefault}, 1, &server.AgentTokenAuthenticationOptions{}, 10),
 		conn:    info.conn,
@@ -248,6 +274,16 @@ func first(md metadata.MD, key string) string {
 type clusterConn struct {
 	net.Conn
 	cluster string
+	expires time.Time
+	// expiry closes the connection when its certificate expires.
+	expiry *time.Timer
+}
+
+func (c *clusterConn) Close() error {
+	if c.expiry != nil {
+		c.expiry.Stop()
+	}
+	return c.Conn.Close()
 }
 
 // clusterCreds pass the cluster of a clusterConn to the gRPC server as
@@ -258,6 +294,7 @@ type clusterCreds struct{}
 type clusterAuthInfo struct {
 	credentials.CommonAuthInfo
 	cluster string
+	expires time.Time
 	conn    net.Conn
 }
 
@@ -272,7 +309,7 @@ func (clusterCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthIn
 	if !ok {
 		return nil, nil, errors.New("not a cluster's tunnel")
 	}
-	return conn, clusterAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}, cluster: cc.cluster, conn: conn}, nil
+	return conn, clusterAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}, cluster: cc.cluster, expires: cc.expires, conn: conn}, nil
 }
 
 func (clusterCreds) Info() credentials.ProtocolInfo {
