@@ -51,6 +51,11 @@ type Server struct {
 	changed func(cluster string)
 }
 
+// frontendBuffer is the in-memory pipe's buffer, each way, of each
+// connection the door opens to its konnectivity frontend: one per
+// request in flight (or kept idle) through a tunnel.
+const frontendBuffer = 64 << 10
+
 // keepaliveEnforcement lets agents check an idle tunnel every so often.
 var keepaliveEnforcement = keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}
 
@@ -76,16 +81,22 @@ type Tunnel struct {
 func NewServer() *Server {
 	s := &Server{
 		agentConn: newConnListener(),
-		frontLis:  bufconn.Listen(1 << 20),
+		frontLis:  bufconn.Listen(frontendBuffer),
 		tunnels:   map[string]*Tunnel{},
 		changed:   func(string) {},
 	}
 	s.agents = grpc.NewServer(grpc.Creds(clusterCreds{}),
 		// An agent's tunnel is idle for hours between requests; keep
 		// the connection checked without closing it.
-		grpc.KeepaliveEnforcementPolicy(keepaliveEnforcement))
+		grpc.KeepaliveEnforcementPolicy(keepaliveEnforcement),
+		// An idle tunnel should cost the hub little: gRPC's default
+		// 32 KiB read and write buffers per connection would be most of
+		// it. The connection is TLS, which buffers a record already, so
+		// the reader goes without; the write buffer is returned to a
+		// pool after each flush.
+		grpc.ReadBufferSize(0), grpc.SharedWriteBuffer(true))
 	agentproto.RegisterAgentServiceServer(s.agents, agentService{s})
-	s.frontend = grpc.NewServer()
+	s.frontend = grpc.NewServer(grpc.SharedWriteBuffer(true))
 	clientproto.RegisterProxyServiceServer(s.frontend, frontendService{s})
 	return s
 }

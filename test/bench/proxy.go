@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	agentproxy "github.com/flotilla-io/flotilla/agent/proxy"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/tunnel"
+	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 var (
@@ -32,13 +35,33 @@ var (
 // benchProxy times a GET through the cluster proxy against the same GET
 // straight to the spoke, the throughput of a large LIST through it, and
 // the hub's memory per idle tunnel.
+//
+// The hub is the pprof hub (test/bench/pprofhub, the same hub.Run as
+// flotilla-hub) so that its live heap can be read after a GC: RSS alone
+// moves by more than 100 tunnels take as the runtime returns memory.
 func benchProxy(ctx context.Context, e *env) error {
 	quietKlog()
-	procs, err := startHubAndSpoke(ctx, e, "proxy")
+	bin, err := buildPprofHub(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer procs.stop()
+	hubDir := filepath.Join(e.workDir, "proxy-hub")
+	hubProc, err := framework.StartHubProcess(ctx, filepath.Dir(bin), hubDir, 2*time.Minute, "--mode", "all")
+	if err != nil {
+		return err
+	}
+	hut := &hubUnderTest{HubProcess: hubProc, pprofDirs: []string{hubDir}}
+	defer hubProc.Stop(time.Minute)
+	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "proxy-spoke"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer spokeProc.Stop(time.Minute)
+	join, err := initHub(ctx, hubProc)
+	if err != nil {
+		return err
+	}
+	procs := &hubAndSpoke{hub: hubProc, spoke: spokeProc, join: join}
 	bootstrap, err := bootstrapKubeconfig(procs.hub.Kubeconfig, procs.join.URL, procs.join.Token, filepath.Join(e.workDir, "proxy-bootstrap.kubeconfig"))
 	if err != nil {
 		return err
@@ -71,7 +94,7 @@ func benchProxy(ctx context.Context, e *env) error {
 	spoke := kubernetes.NewForConfigOrDie(spokeCfg)
 	tunnelCtx, stopTunnels := context.WithCancel(ctx)
 	defer stopTunnels()
-	before, err := procs.hub.RSS()
+	before, err := readHubMemory(ctx, hut)
 	if err != nil {
 		return err
 	}
@@ -91,11 +114,19 @@ func benchProxy(ctx context.Context, e *env) error {
 		}); err != nil {
 			return err
 		}
-		after, err := procs.hub.RSS()
+		// Idle: let the tunnels' first sync and status writes settle.
+		if err := pause(ctx, 10*time.Second); err != nil {
+			return err
+		}
+		after, err := readHubMemory(ctx, hut)
 		if err != nil {
 			return err
 		}
-		row(fmt.Sprintf("hub RSS per idle tunnel, %d tunnels", count), fmt.Sprintf("%.1f KiB", float64(after-before)/float64(count)/1024), "< 50 KiB")
+		per := func(a, b int64) string { return fmt.Sprintf("%.1f KiB", float64(a-b)/float64(count)/1024) }
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: live heap after GC", count), per(after.heap, before.heap), "< 50 KiB")
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: goroutine stacks", count), per(after.stacks, before.stacks),
+			fmt.Sprintf("%.1f goroutines each", float64(after.goroutines-before.goroutines)/float64(count)))
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: RSS (noisy)", count), per(after.rss, before.rss), "")
 	}
 
 	// Latency and throughput through the first cluster's tunnel, as the
@@ -118,19 +149,61 @@ func benchProxy(ctx context.Context, e *env) error {
 		_, err := c.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
 		return err
 	}
-	hubTimes, err := timeN(*proxyRequests, func() error { return get(viaHub) })
-	if err != nil {
-		return fmt.Errorf("GET through the hub: %w", err)
+	// What a GET through the hub is made of: the hub's own request
+	// handling (a GET of the hub's own API), and the spoke's with the
+	// impersonation the agent asks for (which the spoke authorizes).
+	ownCfg := rest.CopyConfig(hubAdmin)
+	ownCfg.QPS, ownCfg.Burst = -1, 0
+	onHub := kubernetes.NewForConfigOrDie(ownCfg)
+	impersonating := rest.CopyConfig(direct)
+	impersonating.Impersonate = rest.ImpersonationConfig{UserName: "flotilla:bench-admin", Groups: []string{"flotilla:system:masters", "flotilla:system:authenticated"}}
+	asAgent := kubernetes.NewForConfigOrDie(impersonating)
+	kinds := []struct {
+		what string
+		cs   kubernetes.Interface
+	}{
+		{"GET through the hub", viaHub},
+		{"GET straight to the spoke", straight},
+		{"  GET of the hub's own API (its share)", onHub},
+		{"  GET straight to the spoke, impersonating as the agent does", asAgent},
 	}
-	directTimes, err := timeN(*proxyRequests, func() error { return get(straight) })
-	if err != nil {
-		return fmt.Errorf("GET straight to the spoke: %w", err)
+	// The kinds take turns, request by request, so that the load of the
+	// shared machine falls on all of them alike.
+	times := make([][]time.Duration, len(kinds))
+	for i := range *proxyRequests + 20 {
+		for k, kind := range kinds {
+			start := time.Now()
+			if err := get(kind.cs); err != nil {
+				return fmt.Errorf("%s: %w", kind.what, err)
+			}
+			if i >= 20 { // the first requests open connections
+				times[k] = append(times[k], time.Since(start))
+			}
+		}
 	}
-	hp50, hp99 := percentile(hubTimes, 50), percentile(hubTimes, 99)
-	dp50, dp99 := percentile(directTimes, 50), percentile(directTimes, 99)
-	row("GET through the hub, p50 / p99", fmt.Sprintf("%s / %s", msText(hp50), msText(hp99)), "")
-	row("GET straight to the spoke, p50 / p99", fmt.Sprintf("%s / %s", msText(dp50), msText(dp99)), "")
+	for k, kind := range kinds {
+		row(kind.what+", p50 / p99", fmt.Sprintf("%s / %s", msText(percentile(times[k], 50)), msText(percentile(times[k], 99))), "")
+	}
+	hp50, dp50 := percentile(times[0], 50), percentile(times[1], 50)
 	row("GET through the hub / straight, p50", fmt.Sprintf("%.2f×", float64(hp50)/float64(dp50)), "≤ 1.5×")
+	// The spoke's admin is in system:masters, which the spoke's RBAC
+	// never evaluates; a hub user through the hub is evaluated there.
+	row("GET through the hub / straight as the same spoke user, p50", fmt.Sprintf("%.2f×", float64(hp50)/float64(percentile(times[3], 50))), "")
+	row("  through the hub − hub's own − spoke impersonated, p50 (the tunnel's hops)", msText(hp50-percentile(times[2], 50)-percentile(times[3], 50)), "")
+	if *fleetPprof != "" {
+		// A CPU profile of the hub while GETs go through it.
+		profiled, stopGets := context.WithCancel(ctx)
+		go func() {
+			for profiled.Err() == nil {
+				_ = get(viaHub)
+			}
+		}()
+		err := hut.profile(ctx, *fleetPprof, 10*time.Second)
+		stopGets()
+		if err != nil {
+			return err
+		}
+	}
 
 	const objects, size = 2000, 4096
 	ns := "proxy-bench"
@@ -162,6 +235,51 @@ func benchProxy(ctx context.Context, e *env) error {
 			fmt.Sprintf("%.1f MiB/s (%s each)", float64(bytes)/(1<<20)/took.Seconds(), msText(took/5)), "")
 	}
 	return nil
+}
+
+// hubMemory is what the hub process holds: live heap after a GC, the
+// goroutines' stacks and how many, and RSS.
+type hubMemory struct {
+	heap, stacks, rss int64
+	goroutines        int
+}
+
+func readHubMemory(ctx context.Context, h *hubUnderTest) (hubMemory, error) {
+	var m hubMemory
+	var err error
+	if m.heap, err = h.liveHeap(ctx); err != nil {
+		return m, err
+	}
+	base, err := pprofBase(h.pprofDirs[0])
+	if err != nil {
+		return m, err
+	}
+	// The heap profile's debug=1 text ends with the runtime's MemStats.
+	r, err := get(ctx, base+"heap?debug=1")
+	if err != nil {
+		return m, err
+	}
+	body, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		return m, err
+	}
+	if _, after, ok := strings.Cut(string(body), "\n# Stack = "); ok {
+		m.stacks, _ = strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+	}
+	if r, err = get(ctx, base+"goroutine?debug=1"); err != nil {
+		return m, err
+	}
+	body, err = io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		return m, err
+	}
+	if _, after, ok := strings.Cut(string(body), "goroutine profile: total "); ok {
+		m.goroutines, _ = strconv.Atoi(strings.Fields(after)[0])
+	}
+	m.rss, err = h.rss()
+	return m, err
 }
 
 func tunnelCounts(s string) ([]int, error) {
@@ -204,18 +322,6 @@ func grantHubAdminsOn(ctx context.Context, spoke kubernetes.Interface) error {
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "flotilla:system:masters"}},
 	}, metav1.CreateOptions{})
 	return client.IgnoreAlreadyExists(err)
-}
-
-func timeN(n int, f func() error) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
-	for range n {
-		start := time.Now()
-		if err := f(); err != nil {
-			return nil, err
-		}
-		out = append(out, time.Since(start))
-	}
-	return out, nil
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
