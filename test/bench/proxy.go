@@ -85,49 +85,85 @@ func benchProxy(ctx context.Context, e *env) error {
 		return err
 	}
 
-	// The agents above run no tunnel: open them one count at a time and
-	// read the hub's memory between.
+	// The agents above run no tunnel: the benchmark opens the tunnels
+	// itself, with each agent's client certificate, so that it can close
+	// them again.
 	spokeCfg, err := clientcmd.BuildConfigFromFlags("", procs.spoke.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	spoke := kubernetes.NewForConfigOrDie(spokeCfg)
-	tunnelCtx, stopTunnels := context.WithCancel(ctx)
-	defer stopTunnels()
-	before, err := readHubMemory(ctx, hut)
-	if err != nil {
-		return err
+	hubCfgs := make([]*rest.Config, n)
+	for i, name := range names {
+		if hubCfgs[i], err = agentHubConfig(ctx, spoke, name, procs.join.URL); err != nil {
+			return err
+		}
 	}
-	opened := 0
-	for _, count := range counts {
-		for ; opened < count; opened++ {
-			hubCfg, err := agentHubConfig(ctx, spoke, names[opened], procs.join.URL)
-			if err != nil {
-				return err
-			}
-			go func(name string) {
-				_ = agentproxy.Run(tunnelCtx, agentproxy.Config{ClusterName: name, AgentID: "bench", Hub: hubCfg, Spoke: spokeCfg})
-			}(names[opened])
+	// open opens the tunnels of the first count clusters and waits until
+	// the hub says each is connected; the returned func closes them and
+	// waits until the hub says each is not.
+	open := func(count int) (closeAll func() error, err error) {
+		tunnelCtx, stop := context.WithCancel(ctx)
+		for i := range count {
+			go func() {
+				_ = agentproxy.Run(tunnelCtx, agentproxy.Config{ClusterName: names[i], AgentID: "bench", Hub: hubCfgs[i], Spoke: spokeCfg})
+			}()
 		}
-		if err := waitAllClusters(ctx, hubClient, names[:count], "TunnelConnected", 10*time.Minute, func(mc *clusterv1.ManagedCluster) bool {
+		closeAll = func() error {
+			stop()
+			return waitAllClusters(ctx, hubClient, names[:count], "tunnel closed", 10*time.Minute, func(mc *clusterv1.ManagedCluster) bool {
+				return !meta.IsStatusConditionTrue(mc.Status.Conditions, tunnel.ConditionConnected)
+			})
+		}
+		err = waitAllClusters(ctx, hubClient, names[:count], "TunnelConnected", 10*time.Minute, func(mc *clusterv1.ManagedCluster) bool {
 			return meta.IsStatusConditionTrue(mc.Status.Conditions, tunnel.ConditionConnected)
-		}); err != nil {
+		})
+		if err != nil {
+			stop()
+		}
+		return closeAll, err
+	}
+	// The memory of count idle tunnels is the hub's with them open less
+	// its own right after they closed: both read in the same steady
+	// state of the fleet (whose heartbeats, status writes and caches move
+	// the hub's heap by more than 100 tunnels take), each after a pause.
+	// The ManagedClusters' status has a TunnelConnected condition both
+	// times, True and then False.
+	for _, count := range counts {
+		closeAll, err := open(count)
+		if err != nil {
 			return err
 		}
-		// Idle: let the tunnels' first sync and status writes settle.
-		if err := pause(ctx, 10*time.Second); err != nil {
+		if err := pause(ctx, 15*time.Second); err != nil {
 			return err
 		}
-		after, err := readHubMemory(ctx, hut)
+		withTunnels, err := readHubMemory(ctx, hut)
+		if err != nil {
+			return err
+		}
+		if err := closeAll(); err != nil {
+			return err
+		}
+		if err := pause(ctx, 15*time.Second); err != nil {
+			return err
+		}
+		without, err := readHubMemory(ctx, hut)
 		if err != nil {
 			return err
 		}
 		per := func(a, b int64) string { return fmt.Sprintf("%.1f KiB", float64(a-b)/float64(count)/1024) }
-		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: live heap after GC", count), per(after.heap, before.heap), "< 50 KiB")
-		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: goroutine stacks", count), per(after.stacks, before.stacks),
-			fmt.Sprintf("%.1f goroutines each", float64(after.goroutines-before.goroutines)/float64(count)))
-		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: RSS (noisy)", count), per(after.rss, before.rss), "")
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: live heap after GC", count), per(withTunnels.heap, without.heap), "< 50 KiB")
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: goroutine stacks", count), per(withTunnels.stacks, without.stacks),
+			fmt.Sprintf("%.1f goroutines each", float64(withTunnels.goroutines-without.goroutines)/float64(count)))
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: heap + stacks", count), per(withTunnels.heap+withTunnels.stacks, without.heap+without.stacks), "< 50 KiB")
+		row(fmt.Sprintf("hub memory per idle tunnel, %d tunnels: RSS (noisy)", count), per(withTunnels.rss, without.rss), "")
 	}
+	// The latency and LIST figures go through the first cluster's tunnel.
+	closeFirst, err := open(1)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeFirst() }()
 
 	// Latency and throughput through the first cluster's tunnel, as the
 	// hub's admin, against the same requests straight to the spoke (as
@@ -149,9 +185,15 @@ func benchProxy(ctx context.Context, e *env) error {
 		_, err := c.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
 		return err
 	}
+	getVersion := func(c kubernetes.Interface) error {
+		_, err := c.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(ctx)
+		return err
+	}
 	// What a GET through the hub is made of: the hub's own request
-	// handling (a GET of the hub's own API), and the spoke's with the
-	// impersonation the agent asks for (which the spoke authorizes).
+	// handling (a GET of /version, which passes the hub's filters,
+	// authentication and authorization as the door does, and reads no
+	// storage), and the spoke's with the impersonation the agent asks
+	// for (which the spoke authorizes).
 	ownCfg := rest.CopyConfig(hubAdmin)
 	ownCfg.QPS, ownCfg.Burst = -1, 0
 	onHub := kubernetes.NewForConfigOrDie(ownCfg)
@@ -161,11 +203,12 @@ func benchProxy(ctx context.Context, e *env) error {
 	kinds := []struct {
 		what string
 		cs   kubernetes.Interface
+		get  func(kubernetes.Interface) error
 	}{
-		{"GET through the hub", viaHub},
-		{"GET straight to the spoke", straight},
-		{"  GET of the hub's own API (its share)", onHub},
-		{"  GET straight to the spoke, impersonating as the agent does", asAgent},
+		{"GET through the hub", viaHub, get},
+		{"GET straight to the spoke", straight, get},
+		{"  GET /version of the hub (its filters' share)", onHub, getVersion},
+		{"  GET straight to the spoke, impersonating as the agent does", asAgent, get},
 	}
 	// The kinds take turns, request by request, so that the load of the
 	// shared machine falls on all of them alike.
@@ -173,7 +216,7 @@ func benchProxy(ctx context.Context, e *env) error {
 	for i := range *proxyRequests + 20 {
 		for k, kind := range kinds {
 			start := time.Now()
-			if err := get(kind.cs); err != nil {
+			if err := kind.get(kind.cs); err != nil {
 				return fmt.Errorf("%s: %w", kind.what, err)
 			}
 			if i >= 20 { // the first requests open connections
