@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	aboutv1beta1 "github.com/flotilla-io/flotilla/api/about/v1beta1"
@@ -80,7 +81,8 @@ var _ = Describe("About API", func() {
 		))
 
 		By("no properties once the kind is no longer served")
-		Expect(env.spoke.Client.Delete(ctx, crds[0])).To(Succeed())
+		crdResource := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		Expect(dynamic.NewForConfigOrDie(env.spoke.Config).Resource(crdResource).Delete(ctx, crds[0].Name, metav1.DeleteOptions{})).To(Succeed())
 		Eventually(func() error {
 			_, err := env.spoke.Kube.Discovery().ServerResourcesForGroupVersion(schema.GroupVersion{Group: aboutv1beta1.GroupName, Version: "v1beta1"}.String())
 			return err
