@@ -37,6 +37,7 @@ var scenarios = []scenario{
 	{"hub", benchHub},
 	{"registration", benchRegistration},
 	{"work", benchWork},
+	{"restart", benchRestart},
 	{"placement", benchPlacement},
 	{"fleet", benchFleet},
 	{"agent-cpu", benchAgentCPU},
