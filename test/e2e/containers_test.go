@@ -124,6 +124,8 @@ type containerFleet struct {
 	// hubClient and spokeClient reach the containers from the test through
 	// their ports published on 127.0.0.1, with admin rights.
 	hubClient, spokeClient client.Client
+	// spokeKubeconfig is the file behind spokeClient.
+	spokeKubeconfig string
 	// onHub runs bin/flotilla on this machine against the hub container.
 	onHub func(args ...string) cliRun
 }
@@ -162,7 +164,8 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 	Expect(err).NotTo(HaveOccurred())
 	Expect(string(spokeKubeconfig)).To(ContainSubstring(fmt.Sprintf("https://%s:%d", spokeIP, spokePort)), "the spoke's kubeconfig names its own address")
 	f.hubClient = devClient(hubKubeconfig)
-	f.spokeClient = devClient(hostKubeconfig(ctx, f.spoke, home+"/cluster/admin.kubeconfig", spokePort))
+	f.spokeKubeconfig = hostKubeconfig(ctx, f.spoke, home+"/cluster/admin.kubeconfig", spokePort)
+	f.spokeClient = devClient(f.spokeKubeconfig)
 	f.onHub = func(args ...string) cliRun {
 		GinkgoHelper()
 		return runFlotilla(ctx, append(args, "--kubeconfig", hubKubeconfig)...)
@@ -215,7 +218,7 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 	f.agent = f.startAgent(ctx, "agent-1")
 	res = f.onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
 	Expect(res.code).To(Equal(0), res.stderr, f.agent.Tail(ctx, 30))
-	Eventually(f.available).WithTimeout(time.Minute).Should(Equal(metav1.ConditionTrue))
+	Eventually(f.available).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(metav1.ConditionTrue))
 	return f
 }
 
