@@ -21,7 +21,7 @@ var _ = Describe("The images as containers", Label("containers"), func() {
 	It("runs hub, spoke and agent each in a container of its own, delivers a ManifestWork and Policies, and resumes a new agent container with the stored certificate after the join token is gone", func(ctx SpecContext) {
 		started := time.Now()
 		d := requireDocker(ctx)
-		f := startContainerFleet(ctx, d, "edge-1")
+		f := startContainerFleet(ctx, d, "edge-1", true)
 		GinkgoWriter.Printf("hub, spoke and agent containers up and the cluster accepted in %s\n", time.Since(started).Round(time.Second))
 
 		By("a ManifestWork created on the hub is Applied on the spoke")

@@ -38,7 +38,7 @@ var _ = Describe("An agent container cut off from the hub's network", Label("con
 	It("leaves the spoke's workloads untouched during a two-minute cut, then catches up within the stated bound, applying each change once", func(ctx SpecContext) {
 		started := time.Now()
 		d := requireDocker(ctx)
-		f := startContainerFleet(ctx, d, "edge-2")
+		f := startContainerFleet(ctx, d, "edge-2", false)
 		key := func(name string) client.ObjectKey { return client.ObjectKey{Namespace: "default", Name: name} }
 
 		By("delivering three works: one to keep (a ConfigMap and a Deployment), one to change, one to delete")

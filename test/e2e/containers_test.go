@@ -132,8 +132,10 @@ type containerFleet struct {
 
 // startContainerFleet starts a hub and a spoke container, joins the spoke
 // with the agent image and what `flotilla join --dry-run` (the flotilla
-// image, on the hub's network) prints, and accepts it from the test.
-func startContainerFleet(ctx context.Context, d *framework.Docker, cluster string) *containerFleet {
+// image, on the hub's network) prints, and accepts it from the test. The
+// agent reaches the hub at its container's name, which the hub's serving
+// certificate covers through --tls-san, if byName, else at its address.
+func startContainerFleet(ctx context.Context, d *framework.Docker, cluster string, byName bool) *containerFleet {
 	GinkgoHelper()
 	refs := imageRefs(ctx, d)
 	f := &containerFleet{docker: d, cluster: cluster}
@@ -145,10 +147,15 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 
 	By("starting the hub image with its embedded control plane, and a spoke from the dev-cluster image")
 	hubIP, spokeIP := f.hubNet.Addr(10), f.spokeNet.Addr(10)
-	f.hubURL = fmt.Sprintf("https://%s:%d", hubIP, hubPort)
+	hubHost := hubIP
+	if byName {
+		hubHost = d.Name("hub")
+	}
+	f.hubURL = fmt.Sprintf("https://%s:%d", hubHost, hubPort)
 	f.hub, err = d.Start(ctx, framework.ContainerSpec{
 		Name: "hub", Image: refs["flotilla-hub"], Network: f.hubNet, IP: hubIP, Publish: []int{hubPort},
-		Args: []string{"--data-dir", home + "/hub", "--bind-address", "0.0.0.0", "--advertise-address", hubIP, "--secure-port", strconv.Itoa(hubPort)},
+		Args: []string{"--data-dir", home + "/hub", "--bind-address", "0.0.0.0", "--advertise-address", hubIP,
+			"--tls-san", d.Name("hub"), "--secure-port", strconv.Itoa(hubPort)},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	f.spoke, err = d.Start(ctx, framework.ContainerSpec{
@@ -156,7 +163,7 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 		Args: []string{"--name", cluster, "--data-dir", home + "/cluster", "--bind-address", spokeIP, "--secure-port", strconv.Itoa(spokePort), "--nodes", "1"},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(f.hub.WaitForOutput(ctx, "flotilla-hub is ready at "+f.hubURL, 3*time.Minute)).To(Succeed())
+	Expect(f.hub.WaitForOutput(ctx, fmt.Sprintf("flotilla-hub is ready at https://%s:%d", hubIP, hubPort), 3*time.Minute)).To(Succeed())
 	Expect(f.spoke.WaitForOutput(ctx, "flotilla-dev-cluster is ready at", 3*time.Minute)).To(Succeed())
 
 	hubKubeconfig := hostKubeconfig(ctx, f.hub, home+"/hub/admin.kubeconfig", hubPort)
