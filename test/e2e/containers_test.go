@@ -351,4 +351,3 @@ spec:
                   name: %[2]s
 `, name, ns))
 }
-
