@@ -57,8 +57,8 @@ answers. The embedded control plane issues its certificate; with
   flotilla-hub --data-dir /tmp/h
   kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
 
-  # Make the hub reachable from other machines:
-  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10
+  # Make the hub reachable from other machines, also by a DNS name:
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10 --tls-san hub.example.com
 
   # Run the hub controllers against an existing cluster:
   flotilla-hub --kubeconfig ~/.kube/config
@@ -99,6 +99,7 @@ answers. The embedded control plane issues its certificate; with
 	f.StringVar(&opts.ControlPlane.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on (0.0.0.0 for every interface)")
 	f.IntVar(&opts.ControlPlane.SecurePort, "secure-port", 6443, "port of the API server")
 	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
+	f.StringSliceVar(&opts.ControlPlane.ServingSANs, "tls-san", nil, "further DNS names and IP addresses in the API server's serving certificate, for agents and users that reach the hub by another name than --advertise-address (a load balancer's, a container's); repeatable or comma separated")
 	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
@@ -135,7 +136,7 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "etcd-servers"} {
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}
