@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,7 +44,7 @@ type hubReplicas struct {
 // serves the webhook.
 func startHubReplicas(ctx context.Context, api *framework.ControlPlane, n int) *hubReplicas {
 	GinkgoHelper()
-	certDir, err := api.EnsureServingCert("webhook", []string{"localhost"}, nil)
+	certDir, err := api.EnsureServingCert("webhook", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.WriteFile(filepath.Join(certDir, "ca.crt"), api.CAData, 0o600)).To(Succeed())
 	port, err := framework.FreePort()
@@ -179,12 +180,29 @@ spec:
 	return rs
 }
 
-// haPolicy is the example policy under another name, and a binding of it
-// to Placement everywhere.
+// haPolicy is a policy that informs whether namespace prod exists, and a
+// binding of it to Placement everywhere.
 func haPolicy(name string) (*unstructured.Unstructured, *policyv1.PlacementBinding) {
 	GinkgoHelper()
-	p := readExample("policy-namespace.yaml")
-	p.SetName(name)
+	p := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(`apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: `+name+`, namespace: policies}
+spec:
+  remediationAction: inform
+  disabled: false
+  policy-templates:
+    - objectDefinition:
+        apiVersion: policy.open-cluster-management.io/v1
+        kind: ConfigurationPolicy
+        metadata: {name: `+name+`}
+        spec:
+          remediationAction: inform
+          severity: low
+          object-templates:
+            - complianceType: MustHave
+              objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: prod}}
+`), &p.Object)).To(Succeed())
 	return p, &policyv1.PlacementBinding{
 		ObjectMeta:   metav1.ObjectMeta{Namespace: p.GetNamespace(), Name: name},
 		PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "everywhere"},
