@@ -56,6 +56,11 @@ type Options struct {
 	LeaderElect bool
 	// Lease times the leader election; zero fields take DefaultLease's.
 	Lease Lease
+	// LeaderIdentity, when set, is this process's identity in the
+	// election instead of a new one per process: a hub restarted (or
+	// restored) on its own embedded etcd then takes back its lease at once
+	// rather than wait for it to run out.
+	LeaderIdentity string
 	// Webhook configures the admission webhook server for ManifestWorks.
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
@@ -129,6 +134,13 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		defer cp.Stop()
 		cfg, failed = cp.Config, cp.Failed()
+		if len(opts.ControlPlane.EtcdServers) == 0 && opts.LeaderIdentity == "" {
+			// No other process can reach this etcd: the data directory's
+			// lock keeps out every hub but this one.
+			if opts.LeaderIdentity, err = controlplane.HubIdentity(opts.ControlPlane.DataDir); err != nil {
+				return err
+			}
+		}
 		info = Info{URL: cp.URL, AdminKubeconfig: cp.AdminKubeconfig, Config: cfg}
 		if opts.Webhook, err = EmbeddedWebhook(cp, opts.Webhook); err != nil {
 			return err
@@ -276,6 +288,11 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 		LeaseDuration: ptr.To(lease.Duration),
 		RenewDeadline: ptr.To(lease.RenewDeadline),
 		RetryPeriod:   ptr.To(lease.RetryPeriod),
+	}
+	if opts.LeaderElect && opts.LeaderIdentity != "" {
+		if mgrOpts.LeaderElectionResourceLockInterface, err = leaseLock(cfg, opts.LeaderIdentity); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Webhook.enabled() {
 		if mgrOpts.WebhookServer, err = opts.Webhook.server(); err != nil {

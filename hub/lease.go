@@ -3,6 +3,10 @@ package hub
 import (
 	"fmt"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
 // Lease times the election of the hub process that runs the controllers
@@ -55,4 +59,14 @@ func (l Lease) Validate() error {
 		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be longer than 1.2 × --leader-elect-retry-period (%s): the leader would give up before it tried to renew", l.RenewDeadline, l.RetryPeriod)
 	}
 	return nil
+}
+
+// leaseLock is the election's Lease, held under identity.
+func leaseLock(cfg *rest.Config, identity string) (resourcelock.Interface, error) {
+	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election"))
+	if err != nil {
+		return nil, err
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, Namespace, "flotilla-hub", client.CoreV1(), client.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: identity})
 }

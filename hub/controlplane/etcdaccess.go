@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
 )
 
 // EtcdName is the embedded etcd member's name, which a restored member must
@@ -54,3 +56,26 @@ func OpenEtcd(ctx context.Context, dataDir string) (url string, close func(), er
 // LockDataDir takes dataDir (creating it) for a restore: it fails with
 // ErrInUse while a hub runs on it. Close the file to release it.
 func LockDataDir(dataDir string) (*os.File, error) { return lockDataDir(dataDir) }
+
+// identityFile, in the data directory, names the hub in its leader
+// election; a snapshot keeps it.
+const identityFile = "hub-identity"
+
+// HubIdentity returns the hub's identity kept in dataDir, creating it on
+// first use.
+func HubIdentity(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, identityFile)
+	data, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(data))) > 0 {
+		return strings.TrimSpace(string(data)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	host, _ := os.Hostname()
+	id := host + "_" + string(uuid.NewUUID())
+	if err := writeFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return id, nil
+}

@@ -36,7 +36,9 @@ const (
 )
 
 // kept are the data directory's entries that a snapshot holds besides etcd.
-var kept = []string{"pki", "admin.kubeconfig"}
+// hub-identity makes the restored hub take back the snapshot's leader
+// lease at once.
+var kept = []string{"pki", "admin.kubeconfig", "hub-identity"}
 
 // Manifest describes a snapshot archive.
 type Manifest struct {
