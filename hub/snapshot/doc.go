@@ -7,11 +7,11 @@
 // hub's etcd taken online through the etcd v3 maintenance API (consistent:
 // one revision of the whole store), then the files under the data
 // directory that the hub needs to come back as the same hub: the PKI (CA,
-// service-account keys, serving and client certificates, the webhook's)
+// service-account keys, serving and client certificates, the webhook's),
 // admin.kubeconfig, and hub-identity (the name it holds its leader lease
 // under, so that the restored hub takes it back at once). The etcd data
-// directory, the lock file, etcd.url
-// and logs are not files of the snapshot.
+// directory, the lock file, etcd.url and logs are not files of the
+// snapshot.
 //
 // Restore checks every entry against the manifest before it writes
 // anything that counts, refuses a data directory that holds anything

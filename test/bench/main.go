@@ -42,6 +42,7 @@ var scenarios = []scenario{
 	{"agent-cpu", benchAgentCPU},
 	{"console", benchConsole},
 	{"proxy", benchProxy},
+	{"ha", benchHA},
 }
 
 func main() {
