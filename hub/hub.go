@@ -285,9 +285,9 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 		LeaderElectionNamespace: Namespace,
 		// A hub handing over to another process releases its lease at once.
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration: ptr.To(lease.Duration),
-		RenewDeadline: ptr.To(lease.RenewDeadline),
-		RetryPeriod:   ptr.To(lease.RetryPeriod),
+		LeaseDuration:                 ptr.To(lease.Duration),
+		RenewDeadline:                 ptr.To(lease.RenewDeadline),
+		RetryPeriod:                   ptr.To(lease.RetryPeriod),
 	}
 	if opts.LeaderElect && opts.LeaderIdentity != "" {
 		if mgrOpts.LeaderElectionResourceLockInterface, err = leaseLock(cfg, opts.LeaderIdentity); err != nil {

@@ -74,15 +74,15 @@ type ControlPlane struct {
 	// Config is a client configuration with cluster-admin rights.
 	Config *rest.Config
 
-	pki     *pki
-	cancel  context.CancelFunc
-	etcd    *embed.Etcd
-	lock    *os.File
+	pki    *pki
+	cancel context.CancelFunc
+	etcd   *embed.Etcd
+	lock   *os.File
 	// etcdURLFile, when set, tells `flotilla-hub snapshot save` where the
 	// embedded etcd listens; it is removed on Stop.
 	etcdURLFile string
-	failed  chan error
-	stopped chan struct{}
+	failed      chan error
+	stopped     chan struct{}
 	// apiDone closes when the API server has stopped; watching says whether
 	// watch runs (from the end of Start), which closes stopped.
 	apiDone  <-chan error

@@ -17,9 +17,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-io/flotilla/agent"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
-	"github.com/flotilla-io/flotilla/agent"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
