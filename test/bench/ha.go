@@ -326,7 +326,7 @@ func benchSnapshot(ctx context.Context, e *env) error {
 		return fmt.Errorf("the restored hub holds %d clusters, not %d", len(clusters.Items), n)
 	}
 	row(fmt.Sprintf("snapshot save, online (%d clusters, etcd db %s)", n, mib(db.Size())), seconds(saved), "")
-	row(fmt.Sprintf("snapshot archive size (%d clusters)", n), mib(info.Size()), "")
+	row(fmt.Sprintf("snapshot archive size (%d clusters)", n), fmt.Sprintf("%.2f MiB", float64(info.Size())/(1<<20)), "")
 	row(fmt.Sprintf("snapshot restore into a new data dir (%d clusters)", n), seconds(restoreTook), "")
 	row(fmt.Sprintf("restored hub: start → ready (%d clusters)", n), seconds(ready), "")
 	return nil
