@@ -170,8 +170,8 @@ func Run(ctx context.Context, opts Options) error {
 // caches are in sync and this process leads (opts.LeaderElect). Before it
 // waits for leadership, when opts.Webhook names a certificate, it serves the
 // ManifestWork admission webhook and registers it with the API server: a
-// standby serves it too. The returned channel yields the manager's result when ctx ends or
-// the manager fails.
+// standby serves it too. The returned channel yields the manager's result
+// when ctx ends or the manager fails.
 func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan error, error) {
 	if err := opts.Webhook.complete(); err != nil {
 		return nil, err
