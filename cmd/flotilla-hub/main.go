@@ -52,7 +52,11 @@ The hub also serves the admission webhook that refuses ManifestWorks over
 with the API server (ValidatingWebhookConfiguration
 manifestworkvalidators.admission.work.open-cluster-management.io) once it
 answers. The embedded control plane issues its certificate; with
---kubeconfig, give --webhook-cert-dir and --webhook-advertise-url to serve it.`,
+--kubeconfig, give --webhook-cert-dir and --webhook-advertise-url to serve it.
+Every replica serves the webhook, leader or standby, and registers the same
+address (a Service with --webhook-service, or one URL that every replica
+answers, e.g. with --webhook-reuse-port on one machine): ManifestWorks can be
+written while the controllers change hands. See docs/ha.md.`,
 		Example: `  # Start a hub that keeps its state in /tmp/h, then talk to it:
   flotilla-hub --data-dir /tmp/h
   kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
@@ -94,6 +98,7 @@ answers. The embedded control plane issues its certificate; with
 			return hub.Run(ctx, opts)
 		},
 	}
+	cmd.AddCommand(newSnapshotCommand())
 	f := cmd.Flags()
 	f.StringVar(&opts.ControlPlane.DataDir, "data-dir", defaultDataDir(), "directory for the embedded control plane's state: certificates, etcd data, admin.kubeconfig")
 	f.StringVar(&opts.ControlPlane.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on (0.0.0.0 for every interface)")
@@ -116,6 +121,11 @@ answers. The embedded control plane issues its certificate; with
 	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
 	f.DurationVar(&rotation.Overlap, "bootstrap-token-overlap", rotation.Overlap, "the hub creates the next bootstrap token when the newest has this long left, so a token handed out stays valid at least this long")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
+	opts.Lease = hub.DefaultLease
+	f.DurationVar(&opts.Lease.Duration, "leader-elect-lease-duration", opts.Lease.Duration, "how long a standby waits after the leader's last renewal before it takes over from a leader that stopped renewing (crashed)")
+	f.DurationVar(&opts.Lease.RenewDeadline, "leader-elect-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew its lease before it stops leading (and the process exits)")
+	f.DurationVar(&opts.Lease.RetryPeriod, "leader-elect-retry-period", opts.Lease.RetryPeriod, "how often standbys try to take the lease and the leader renews it")
+	f.BoolVar(&opts.Webhook.ReusePort, "webhook-reuse-port", false, "listen on --webhook-port with SO_REUSEPORT, so that several hub replicas on one machine serve one --webhook-advertise-url between them (the kernel sends each connection to a live one)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	f.AddGoFlag(klogFlags.Lookup("v"))
@@ -129,6 +139,9 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 		if err := opts.BootstrapTokens.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := opts.Lease.Validate(); err != nil {
+		return err
 	}
 	if opts.Kubeconfig == "" {
 		return nil

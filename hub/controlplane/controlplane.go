@@ -80,12 +80,15 @@ type ControlPlane struct {
 	// Config is a client configuration with cluster-admin rights.
 	Config *rest.Config
 
-	pki     *pki
-	cancel  context.CancelFunc
-	etcd    *embed.Etcd
-	lock    *os.File
-	failed  chan error
-	stopped chan struct{}
+	pki    *pki
+	cancel context.CancelFunc
+	etcd   *embed.Etcd
+	lock   *os.File
+	// etcdURLFile, when set, tells `flotilla-hub snapshot save` where the
+	// embedded etcd listens; it is removed on Stop.
+	etcdURLFile string
+	failed      chan error
+	stopped     chan struct{}
 	// apiDone closes when the API server has stopped; watching says whether
 	// watch runs (from the end of Start), which closes stopped.
 	apiDone  <-chan error
@@ -138,12 +141,16 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	etcdServers := opts.EtcdServers
 	if len(etcdServers) == 0 {
 		started := time.Now()
-		e, url, err := startEtcd(runCtx, "flotilla", filepath.Join(opts.DataDir, "etcd"))
+		e, url, err := startEtcd(runCtx, EtcdName, EtcdDir(opts.DataDir))
 		if err != nil {
 			return nil, err
 		}
 		cp.etcd = e
 		etcdServers = []string{url}
+		if err := writeFile(filepath.Join(opts.DataDir, etcdURLFile), []byte(url+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		cp.etcdURLFile = filepath.Join(opts.DataDir, etcdURLFile)
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
@@ -247,6 +254,9 @@ func (c *ControlPlane) Stop() {
 		// The API server drains in-flight requests; a client holding a watch
 		// open must not keep etcd from closing cleanly.
 	}
+	if c.etcdURLFile != "" {
+		os.Remove(c.etcdURLFile)
+	}
 	if c.etcd != nil {
 		c.etcd.Close()
 	}
@@ -325,7 +335,7 @@ func lockDataDir(dir string) (*os.File, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("data directory %s is in use by another hub (stop it first, or choose another --data-dir)", dir)
+		return nil, fmt.Errorf("data directory %s is %w (stop it first, or choose another --data-dir)", dir, ErrInUse)
 	}
 	return f, nil
 }

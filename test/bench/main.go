@@ -43,6 +43,7 @@ var scenarios = []scenario{
 	{"agent-cpu", benchAgentCPU},
 	{"console", benchConsole},
 	{"proxy", benchProxy},
+	{"ha", benchHA},
 }
 
 func main() {
