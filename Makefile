@@ -7,6 +7,9 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 AGENT_CRDS := work.open-cluster-management.io_appliedmanifestworks.yaml \
               cluster.open-cluster-management.io_clusterclaims.yaml \
               policy.open-cluster-management.io_configurationpolicies.yaml
+# The managed cluster owner's CRDs: the agent reads them where they are
+# served and installs them nowhere (tests install them on their spokes).
+SPOKE_OWNER_CRDS := about.k8s.io_clusterproperties.yaml
 GO_TEST_FLAGS ?=
 # BENCH_FLAGS go to test/bench, e.g. "-run fleet -clusters 1000" (see docs/benchmarks.md).
 BENCH_FLAGS ?=
@@ -57,9 +60,11 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the api mo
 	cd api && $(CONTROLLER_GEN) object:headerFile=../hack/boilerplate.go.txt paths=./...
 	rm -rf manifests/.crds && mkdir -p manifests/.crds
 	cd api && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../manifests/.crds
-	rm -f manifests/hub/crds/*.yaml manifests/agent/crds/*.yaml
+	rm -f manifests/hub/crds/*.yaml manifests/agent/crds/*.yaml manifests/spoke-owner/crds/*.yaml
+	mkdir -p manifests/spoke-owner/crds
 	cd manifests/.crds && for f in *.yaml; do \
-	  case " $(AGENT_CRDS) " in *" $$f "*) mv $$f ../agent/crds/;; *) mv $$f ../hub/crds/;; esac; done
+	  case " $(AGENT_CRDS) " in *" $$f "*) mv $$f ../agent/crds/;; *) \
+	  case " $(SPOKE_OWNER_CRDS) " in *" $$f "*) mv $$f ../spoke-owner/crds/;; *) mv $$f ../hub/crds/;; esac;; esac; done
 	rm -rf manifests/.crds
 	rm -rf deploy/charts/flotilla-hub/crds && mkdir -p deploy/charts/flotilla-hub/crds
 	cp manifests/hub/crds/*.yaml deploy/charts/flotilla-hub/crds/
@@ -81,8 +86,8 @@ test-unit: ## Unit tests (no servers).
 test-integration: ## Integration tests: real API servers started in-process.
 	go test $(GO_TEST_FLAGS) -timeout 20m ./test/integration/...
 
-test-e2e: build ## End-to-end tests: the real binaries as separate processes.
-	go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/... -args -bin-dir=$(BIN)
+test-e2e: build images ## End-to-end tests: the real binaries as separate processes, and the images as containers (Docker; they fail under CI=true without one).
+	go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/... -args -bin-dir=$(BIN) -images-dir=$(BIN)/images
 
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN) $(BENCH_FLAGS)

@@ -182,14 +182,23 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 	// reason to give up on the fleet: such a round is skipped, said, and
 	// tried again until the deadline.
 	hubProg := newProgress(out)
-	var lastRoundErr error
+	var (
+		lastRoundErr error
+		sawDown      bool
+	)
 	retry := func(err error) (bool, error) {
+		if sawDown && hubStarting(err) {
+			lastRoundErr = err
+			hubProg.report("Waiting for %s to serve the hub's APIs again: %v", c.where, startingReason(err))
+			return false, nil
+		}
 		if !retryable(err) {
 			return false, err
 		}
 		lastRoundErr = err
 		if hubDown(err) {
-			hubProg.report("Waiting for the hub %s to answer again: %v", c.where, err)
+			sawDown = true
+			hubProg.report("Waiting for %s to answer again: %v", c.where, err)
 		} else {
 			hubProg.report("The hub did not answer in time; trying again: %v", err)
 		}

@@ -96,10 +96,24 @@ func (o *getClustersOptions) run(ctx context.Context, names []string) error {
 // explainClusterAPI is explain, with a hint for an API server that is not a hub.
 func explainClusterAPI(err error, c *clients, what string) error {
 	if meta.IsNoMatchError(err) {
-		return fmt.Errorf("%s does not serve ManagedClusters, so it is not a Flotilla hub: point --kubeconfig at the hub", c.where)
+		return &notHubError{where: c.where, err: err}
 	}
 	return explain(err, c.where, what)
 }
+
+// notHubError is an API server that does not serve ManagedClusters. It
+// keeps the error it was told by, so that a --wait can tell a hub that is
+// starting again from a server that is no hub.
+type notHubError struct {
+	where string
+	err   error
+}
+
+func (e *notHubError) Error() string {
+	return fmt.Sprintf("%s does not serve ManagedClusters, so it is not a Flotilla hub: point --kubeconfig at the hub", e.where)
+}
+
+func (e *notHubError) Unwrap() error { return e.err }
 
 // clusterTable renders clusters as table rows; wide adds capacity, labels and URL.
 func clusterTable(items []clusterv1.ManagedCluster, now time.Time, wide bool) (header []string, rows [][]string) {

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
@@ -15,4 +17,30 @@ import (
 func hubDown(err error) bool {
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
 		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) || apierrors.IsServiceUnavailable(err)
+}
+
+// hubStarting says whether err, from a hub that a --wait saw down, means
+// that it is starting again: its API server answers a moment before it
+// serves the hub's own kinds again (their definitions load after it
+// listens), so those read as unknown kinds or missing resources. From a
+// hub that never went down, the same error means a server that is no hub.
+func hubStarting(err error) bool {
+	if meta.IsNoMatchError(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	return s.Reason == metav1.StatusReasonNotFound && (s.Details == nil || s.Details.Name == "")
+}
+
+// startingReason is what a --wait says about a hub that is starting: the
+// error itself, not the guess that the server is no hub.
+func startingReason(err error) error {
+	if nh, ok := errors.AsType[*notHubError](err); ok {
+		return nh.err
+	}
+	return err
 }

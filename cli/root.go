@@ -115,7 +115,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		sub.GroupID = groupCluster
 		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(newDevCommand(g), newVersionCommand(g))
+	cmd.AddCommand(newDevCommand(g), newVersionCommand(g), newCredentialPluginCommand(g))
 	cmd.AddCommand(newPolicyCommand(g))
 	cmd.AddCommand(withGroup(groupHub, newConsoleCommand(g)))
 	finishKindVerbs(cmd)

@@ -322,7 +322,10 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 		prog[cluster] = newProgress(o.streams.ErrOut)
 	}
 	hubProg := newProgress(o.streams.ErrOut)
-	var hubErr error
+	var (
+		hubErr  error
+		sawDown bool
+	)
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
 		hubErr = nil
 		done := true
@@ -336,8 +339,12 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 			case apierrors.IsNotFound(err):
 				mw = nil
 			case hubDown(err):
+				hubErr, sawDown = err, true
+				hubProg.report("Waiting for %s to answer again: %v", c.where, err)
+				return false, nil
+			case sawDown && hubStarting(err):
 				hubErr = err
-				hubProg.report("Waiting for the hub %s to answer again: %v", c.where, err)
+				hubProg.report("Waiting for %s to serve the hub's APIs again: %v", c.where, err)
 				return false, nil
 			case err != nil:
 				return false, explain(err, c.where, fmt.Sprintf("get ManifestWork %s/%s", cluster, name))

@@ -7,6 +7,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clustermanager"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
+	"github.com/flotilla-io/flotilla/hub/inventory"
 	"github.com/flotilla-io/flotilla/hub/placement"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/registration"
@@ -20,6 +21,7 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 	for _, setup := range []func(manager.Manager) error{
 		registration.Setup,
 		clusterset.Setup, placement.Setup, policy.Setup, workreplicaset.Setup,
+		inventory.Setup,
 		addon.Setup,
 		func(mgr manager.Manager) error { return clustermanager.Setup(mgr, version.Version) },
 		func(mgr manager.Manager) error { return bootstraptoken.Setup(mgr, opts.bootstrapTokens()) },

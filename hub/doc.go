@@ -6,9 +6,14 @@
 // The manager also runs the admission webhook server of package work. With
 // the embedded control plane its certificate is issued from the hub's CA and
 // it listens on a free loopback port; against an existing cluster the
-// operator provides certificate and URL (WebhookOptions). Once the process
-// leads and the server answers, the hub points the
-// ValidatingWebhookConfiguration at it, and only then reports ready, so
-// that no ManifestWork is written unchecked and none is refused for want
-// of a listener.
+// operator provides certificate and URL (WebhookOptions). Once the server
+// answers, every hub process, leader or standby, points the
+// ValidatingWebhookConfiguration at the address all replicas share (a
+// Service, or a port shared with SO_REUSEPORT), and only then reports
+// ready, so that no ManifestWork is written unchecked and none is refused
+// for want of a listener, even while the controllers change hands.
+//
+// Only the leader runs the controllers (Lease); the embedded hub keeps its
+// identity in the election in its data directory, so that a restarted or
+// restored hub takes back its lease at once. See docs/ha.md.
 package hub

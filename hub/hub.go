@@ -54,6 +54,13 @@ type Options struct {
 	HealthProbeAddr string
 	// LeaderElect makes only one of several hub processes run controllers.
 	LeaderElect bool
+	// Lease times the leader election; zero fields take DefaultLease's.
+	Lease Lease
+	// LeaderIdentity, when set, is this process's identity in the
+	// election instead of a new one per process: a hub restarted (or
+	// restored) on its own embedded etcd then takes back its lease at once
+	// rather than wait for it to run out.
+	LeaderIdentity string
 	// Webhook configures the admission webhook server for ManifestWorks.
 	Webhook WebhookOptions
 	// Ready, if set, is called once the hub serves and its controllers run.
@@ -127,6 +134,13 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		defer cp.Stop()
 		cfg, failed = cp.Config, cp.Failed()
+		if len(opts.ControlPlane.EtcdServers) == 0 && opts.LeaderIdentity == "" {
+			// No other process can reach this etcd: the data directory's
+			// lock keeps out every hub but this one.
+			if opts.LeaderIdentity, err = controlplane.HubIdentity(opts.ControlPlane.DataDir); err != nil {
+				return err
+			}
+		}
 		info = Info{URL: cp.URL, AdminKubeconfig: cp.AdminKubeconfig, Config: cfg}
 		if opts.Webhook, err = EmbeddedWebhook(cp, opts.Webhook); err != nil {
 			return err
@@ -153,10 +167,11 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // StartManager starts the hub controllers against cfg and returns once their
-// caches are in sync and, when opts.Webhook names a certificate, the
-// ManifestWork admission webhook is served and registered with the API
-// server. The returned channel yields the manager's result when ctx ends or
-// the manager fails.
+// caches are in sync and this process leads (opts.LeaderElect). Before it
+// waits for leadership, when opts.Webhook names a certificate, it serves the
+// ManifestWork admission webhook and registers it with the API server: a
+// standby serves it too. The returned channel yields the manager's result
+// when ctx ends or the manager fails.
 func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan error, error) {
 	if err := opts.Webhook.complete(); err != nil {
 		return nil, err
@@ -180,11 +195,21 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	// Every replica serves the webhook, leader or not (it needs no
+	// leadership: it only reads the request), and registers the one
+	// address that all replicas share, so that ManifestWorks can be written
+	// while no process leads.
+	if opts.Webhook.enabled() {
+		if err := startWebhook(ctx, cfg, mgr, &opts.Webhook, done); err != nil {
+			return nil, err
+		}
+	}
 	if opts.LeaderElect {
 		select {
 		case <-mgr.Elected():
 		case <-time.After(2 * time.Second):
-			klog.FromContext(ctx).Info("Another hub process leads; standing by until it stops", "lease", Namespace+"/flotilla-hub")
+			klog.FromContext(ctx).Info("Another hub process leads; standing by until it stops", "lease", Namespace+"/flotilla-hub",
+				"leaseDuration", opts.Lease.complete().Duration, "retryPeriod", opts.Lease.complete().RetryPeriod)
 		}
 	}
 	select {
@@ -194,12 +219,8 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	// Only the leader points the API server at itself: a standby taking
-	// over re-points it when the leader has stopped serving.
-	if opts.Webhook.enabled() {
-		if err := startWebhook(ctx, cfg, mgr, &opts.Webhook, done); err != nil {
-			return nil, err
-		}
+	if opts.LeaderElect {
+		klog.FromContext(ctx).Info("Leading: running the hub controllers", "lease", Namespace+"/flotilla-hub")
 	}
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return nil, errors.New("hub manager caches did not sync")
@@ -250,7 +271,8 @@ func (o Options) bootstrapTokens() bootstraptoken.Rotation {
 	return *o.BootstrapTokens
 }
 
-func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error) {
+	lease := opts.Lease.complete()
 	mgrOpts := ctrl.Options{
 		Scheme: Scheme(),
 		// Tests run several hubs in one process, while controller names are
@@ -263,19 +285,21 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: Namespace,
 		// A hub handing over to another process releases its lease at once.
 		LeaderElectionReleaseOnCancel: true,
-		// A leader that cannot renew in time stops, and with it the hub
-		// process: on a loaded machine (a 2-core hub accepting a thousand
-		// clusters) the 10 s default was missed. A standby still takes over
-		// a released lease within RetryPeriod, a crashed leader's within
-		// LeaseDuration.
-		LeaseDuration: ptr.To(60 * time.Second),
-		RenewDeadline: ptr.To(45 * time.Second),
-		RetryPeriod:   ptr.To(10 * time.Second),
+		LeaseDuration:                 ptr.To(lease.Duration),
+		RenewDeadline:                 ptr.To(lease.RenewDeadline),
+		RetryPeriod:                   ptr.To(lease.RetryPeriod),
+	}
+	if opts.LeaderElect && opts.LeaderIdentity != "" {
+		if mgrOpts.LeaderElectionResourceLockInterface, err = leaseLock(cfg, opts.LeaderIdentity); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Webhook.enabled() {
-		mgrOpts.WebhookServer = opts.Webhook.server()
+		if mgrOpts.WebhookServer, err = opts.Webhook.server(); err != nil {
+			return nil, err
+		}
 	}
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	mgr, err = ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("create hub manager: %w", err)
 	}

@@ -64,6 +64,11 @@ type WebhookOptions struct {
 	// Each process issues its own: for one hub replica, or a leader whose
 	// Service sends only to it.
 	SelfSigned bool
+	// ReusePort lets several hub processes on one machine listen on the
+	// same address (SO_REUSEPORT): the kernel spreads the API server's
+	// connections over the live ones, so that one AdvertiseURL names every
+	// replica, as a Service does in a cluster.
+	ReusePort bool
 }
 
 // enabled reports whether this process serves the webhook.
@@ -178,16 +183,33 @@ func (w *WebhookOptions) address() string {
 
 // checkListen fails with a message that names the flag when the port is taken.
 func (w *WebhookOptions) checkListen() error {
-	l, err := net.Listen("tcp", w.address())
+	l, err := w.listen(context.Background())
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s for the ManifestWork admission webhook: %w (stop what holds the port, or choose another --webhook-port)", w.address(), err)
+		hint := "stop what holds the port, or choose another --webhook-port"
+		if w.ReusePort {
+			hint = "a process that shares the port must set SO_REUSEPORT too and run as the same user, as other hub replicas with --webhook-reuse-port do"
+		}
+		return fmt.Errorf("cannot listen on %s for the ManifestWork admission webhook: %w (%s)", w.address(), err, hint)
 	}
 	return l.Close()
 }
 
-// server is the controller-runtime webhook server of these options.
-func (w *WebhookOptions) server() webhook.Server {
-	return webhook.NewServer(webhook.Options{Host: w.BindAddress, Port: w.Port, CertDir: w.CertDir})
+// listen opens the server's TCP listener.
+func (w *WebhookOptions) listen(ctx context.Context) (net.Listener, error) {
+	if !w.ReusePort {
+		return net.Listen("tcp", w.address())
+	}
+	lc := net.ListenConfig{Control: reusePort}
+	return lc.Listen(ctx, "tcp", w.address())
+}
+
+// server is the webhook server of these options: controller-runtime's, or
+// one on a shared port.
+func (w *WebhookOptions) server() (webhook.Server, error) {
+	if !w.ReusePort {
+		return webhook.NewServer(webhook.Options{Host: w.BindAddress, Port: w.Port, CertDir: w.CertDir}), nil
+	}
+	return newSharedPortServer(w), nil
 }
 
 // startWebhook waits until the manager's webhook server answers, then

@@ -17,8 +17,30 @@ import (
 // referenceDirs hold the published OCM CRDs, beside the repository. A CRD
 // in a later directory supersedes one of the same name in an earlier one
 // (ocm-crds-next holds the add-on kinds of OCM v1.3, served in two versions,
-// and ClusterManager).
-var referenceDirs = []string{"../../shared/reference/ocm-crds", "../../shared/reference/ocm-crds-next"}
+// and ClusterManager). sig-multicluster holds the SIG-Multicluster kinds:
+// ClusterProfile, the neutral PlacementDecision and ClusterProperty.
+var referenceDirs = []string{"ocm-crds", "ocm-crds-next", "sig-multicluster"}
+
+// referenceRoot finds shared/reference in a directory above this package:
+// beside the repository, or beside the directory of a worktree.
+func referenceRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		candidate := filepath.Join(filepath.Dir(dir), "shared", "reference")
+		if st, err := os.Stat(candidate); err == nil && st.IsDir() {
+			return candidate
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no shared/reference beside the repository or any directory above it")
+		}
+		dir = parent
+	}
+}
 
 // notServed are reference CRDs outside the contract's table of kinds.
 var notServed = map[string]string{}
@@ -36,6 +58,11 @@ func TestSchemasMatchReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	spokeOwner, err := SpokeOwnerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours = append(ours, spokeOwner...)
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, crd := range ours {
 		byName[crd.Name] = crd
@@ -177,7 +204,9 @@ func walk(path string, ref, ours *apiextensionsv1.JSONSchemaProps, add func(key,
 func readReference(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, dir := range referenceDirs {
+	root := referenceRoot(t)
+	for _, name := range referenceDirs {
+		dir := filepath.Join(root, name)
 		paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		if err != nil || len(paths) == 0 {
 			t.Fatalf("no reference CRDs under %s (shared/ must sit beside the repository): %v", dir, err)

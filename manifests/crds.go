@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed hub/crds/*.yaml agent/crds/*.yaml
+//go:embed hub/crds/*.yaml agent/crds/*.yaml spoke-owner/crds/*.yaml
 var files embed.FS
 
 // HubCRDs returns the CRDs the hub serves, sorted by name.
@@ -22,6 +22,14 @@ func HubCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // AgentCRDs returns the CRDs a managed cluster serves, sorted by name.
 func AgentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return readCRDs("agent/crds")
+}
+
+// SpokeOwnerCRDs returns the CRDs of APIs that belong to a managed
+// cluster's owner rather than to the agent: the About API's
+// ClusterProperty. The agent reads them where they are served and installs
+// them nowhere; neither does the hub. Tests install them on their spokes.
+func SpokeOwnerCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return readCRDs("spoke-owner/crds")
 }
 
 // AllCRDs returns the hub's and the agent's CRDs together. The hub installs

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,8 +19,11 @@ import (
 // watch, up to 30 s and twice that with jitter, and count the failures of
 // a whole outage: a hub down for two minutes saw agents come back 6 to 50 s
 // after it did. So a read that cannot reach the hub does not fail: it waits
-// until the hub accepts connections and answers again, looking every
-// hubPollInterval, and is then sent again. The reflector sees one slow list
+// until the hub accepts connections and says it is ready (/readyz), looking
+// every hubPollInterval, and is then sent again. A hub's API server accepts
+// connections a moment before its authorizers and its custom resources are
+// ready: a read sent then is refused (403) or misses the resource (404),
+// and each such failure would step the reflector's backoff all the same. The reflector sees one slow list
 // instead of a run of failures, and resumes at once.
 const (
 	// hubPollInterval is how often a waiting read looks whether the hub is back.
@@ -36,10 +41,19 @@ type waitingTransport struct {
 	next http.RoundTripper
 	// addr is the hub's host:port, dialled to see whether it is back.
 	addr string
+	// readyz is the hub's readiness URL, asked once it accepts connections.
+	readyz string
 }
 
-func newWaitingTransport(next http.RoundTripper, addr string) http.RoundTripper {
-	return &waitingTransport{next: next, addr: addr}
+// newWaitingTransport returns a transport that waits for the hub at server
+// (an https URL) when it cannot be reached; nil when server has no address.
+func newWaitingTransport(next http.RoundTripper, server string) http.RoundTripper {
+	t := &waitingTransport{next: next, addr: hubAddress(server)}
+	if u, err := url.Parse(server); err == nil && t.addr != "" {
+		u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/readyz", ""
+		t.readyz = u.String()
+	}
+	return t
 }
 
 func (t *waitingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -76,11 +90,39 @@ func (t *waitingTransport) waitForHub(ctx context.Context) bool {
 			return false
 		case <-time.After(hubPollInterval):
 		}
-		if conn, err := d.DialContext(ctx, "tcp", t.addr); err == nil {
-			conn.Close()
+		conn, err := d.DialContext(ctx, "tcp", t.addr)
+		if err != nil {
+			continue
+		}
+		conn.Close()
+		if t.ready(ctx) {
 			return true
 		}
 	}
+}
+
+// ready says whether the hub answers that it is ready. A hub that does not
+// let the agent read /readyz (401, 403, 404) counts as ready: the request
+// itself will tell.
+func (t *waitingTransport) ready(ctx context.Context) bool {
+	if t.readyz == "" {
+		return true
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.readyz, nil)
+	if err != nil {
+		return true
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return true
+	}
+	return false
 }
 
 // hubUnreachable says whether err means the request never reached the

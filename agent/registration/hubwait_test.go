@@ -5,13 +5,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // TestWaitingTransport checks that a read sent while the hub refuses
-// connections is answered once the hub listens again, and that a write
-// fails at once.
+// connections is answered once the hub listens again and says it is ready,
+// and that a write fails at once.
 func TestWaitingTransport(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,7 +28,7 @@ func TestWaitingTransport(t *testing.T) {
 			refused <- struct{}{}
 		}
 		return resp, err
-	}), addr)
+	}), "http://"+addr)
 	post, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", http.NoBody)
 	if _, err := rt.RoundTrip(post); err == nil || !hubUnreachable(err) {
 		t.Fatalf("a POST to a hub that is down: err %v, want connection refused at once", err)
@@ -58,7 +59,21 @@ func TestWaitingTransport(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // the port may linger for a moment
 		}
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "back") })}
+	// It says it is not ready twice before it is: the GET waits for that.
+	var readyz atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" {
+			if readyz.Add(1) <= 2 {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+			return
+		}
+		if readyz.Load() <= 2 {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		_, _ = io.WriteString(w, "back")
+	})}
 	go func() { _ = srv.Serve(back) }()
 	defer srv.Close()
 	if err := <-got; err != nil {

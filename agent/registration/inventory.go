@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	aboutv1beta1 "github.com/flotilla-io/flotilla/api/about/v1beta1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 )
@@ -75,13 +76,17 @@ func reservedClaims(clusterID, gitVersion string, nodes []corev1.Node) map[strin
 // clusterClaims returns what status.clusterClaims reports: the reserved
 // claims in their fixed order, where a ClusterClaim of the same name
 // overrides what the agent found out itself, then the other ClusterClaims
-// by name, at most maxCustom of them.
-func clusterClaims(reserved map[string]string, objects []clusterv1alpha1.ClusterClaim, maxCustom int) []clusterv1.ManagedClusterClaim {
+// by name, at most maxCustom of them. properties are the About API's
+// ClusterProperties by name: a property overrides a ClusterClaim of the
+// same name (as in OCM), and counts as a custom claim, except for the
+// well-known About names (cluster.clusterset.k8s.io, clusterset.k8s.io),
+// which are always reported, after the reserved claims.
+func clusterClaims(reserved map[string]string, objects []clusterv1alpha1.ClusterClaim, properties map[string]string, maxCustom int) []clusterv1.ManagedClusterClaim {
 	values := map[string]string{}
 	for name, value := range reserved {
 		values[name] = value
 	}
-	var custom []clusterv1.ManagedClusterClaim
+	customValues := map[string]string{}
 	for _, o := range objects {
 		if o.Spec.Value == "" || !o.DeletionTimestamp.IsZero() {
 			continue
@@ -90,13 +95,35 @@ func clusterClaims(reserved map[string]string, objects []clusterv1alpha1.Cluster
 			values[o.Name] = o.Spec.Value
 			continue
 		}
-		custom = append(custom, clusterv1.ManagedClusterClaim{Name: o.Name, Value: o.Spec.Value})
+		customValues[o.Name] = o.Spec.Value
+	}
+	wellKnown := map[string]string{}
+	for name, value := range properties {
+		switch {
+		case value == "":
+		case isReserved(name):
+			values[name] = value
+		case name == aboutv1beta1.ClusterIDProperty || name == aboutv1beta1.ClusterSetProperty:
+			wellKnown[name] = value
+			delete(customValues, name)
+		default:
+			customValues[name] = value
+		}
 	}
 	var claims []clusterv1.ManagedClusterClaim
 	for _, name := range clusterv1.ReservedClusterClaimNames {
 		if v, ok := values[name]; ok {
 			claims = append(claims, clusterv1.ManagedClusterClaim{Name: name, Value: v})
 		}
+	}
+	for _, name := range []string{aboutv1beta1.ClusterIDProperty, aboutv1beta1.ClusterSetProperty} {
+		if v, ok := wellKnown[name]; ok {
+			claims = append(claims, clusterv1.ManagedClusterClaim{Name: name, Value: v})
+		}
+	}
+	custom := make([]clusterv1.ManagedClusterClaim, 0, len(customValues))
+	for name, value := range customValues {
+		custom = append(custom, clusterv1.ManagedClusterClaim{Name: name, Value: value})
 	}
 	sort.Slice(custom, func(i, j int) bool { return custom[i].Name < custom[j].Name })
 	if len(custom) > maxCustom {

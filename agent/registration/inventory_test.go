@@ -77,10 +77,11 @@ func claimObject(name, value string) clusterv1alpha1.ClusterClaim {
 func TestClusterClaims(t *testing.T) {
 	reserved := reservedClaims("uid-1", "v1.36.3", nil)
 	for _, tc := range []struct {
-		name    string
-		objects []clusterv1alpha1.ClusterClaim
-		max     int
-		want    []clusterv1.ManagedClusterClaim
+		name       string
+		objects    []clusterv1alpha1.ClusterClaim
+		properties map[string]string
+		max        int
+		want       []clusterv1.ManagedClusterClaim
 	}{
 		{
 			name: "reserved claims the agent finds out itself",
@@ -114,9 +115,20 @@ func TestClusterClaims(t *testing.T) {
 				{Name: "a", Value: "1"}, {Name: "b", Value: "2"},
 			},
 		},
+		{
+			name:       "ClusterProperties: the well-known ones after the reserved claims, whatever the cap; the others as custom claims, overriding a ClusterClaim",
+			objects:    []clusterv1alpha1.ClusterClaim{claimObject("region", "eu"), claimObject("clusterset.k8s.io", "from-claim"), claimObject("zone", "z1")},
+			properties: map[string]string{"cluster.clusterset.k8s.io": "c-7", "clusterset.k8s.io": "east", "region": "us", "empty": ""},
+			max:        1,
+			want: []clusterv1.ManagedClusterClaim{
+				{Name: "id.k8s.io", Value: "uid-1"}, {Name: "kubeversion.open-cluster-management.io", Value: "v1.36.3"},
+				{Name: "cluster.clusterset.k8s.io", Value: "c-7"}, {Name: "clusterset.k8s.io", Value: "east"},
+				{Name: "region", Value: "us"},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			NewWithT(t).Expect(clusterClaims(reserved, tc.objects, tc.max)).To(Equal(tc.want))
+			NewWithT(t).Expect(clusterClaims(reserved, tc.objects, tc.properties, tc.max)).To(Equal(tc.want))
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,8 @@ var NodeTransform = stripNode
 type statusController struct {
 	r     *Registration
 	spoke client.Reader
+	// about reads the About API's ClusterProperties, where served.
+	about *aboutProperties
 	// failures counts failed reconciles in a row, for the backoff.
 	failures int
 }
@@ -41,7 +44,14 @@ type statusController struct {
 // SetupWithManager adds the status controller to mgr, a manager of the
 // spoke whose cache holds Nodes (with NodeTransform) and ClusterClaims.
 func (r *Registration) SetupWithManager(mgr ctrl.Manager) error {
-	c := &statusController{r: r, spoke: mgr.GetClient()}
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("create a dynamic client of the managed cluster: %w", err)
+	}
+	c := &statusController{r: r, spoke: mgr.GetClient(), about: newAboutProperties(r.cfg.Spoke.Discovery(), dyn)}
+	if err := mgr.Add(c.about); err != nil {
+		return err
+	}
 	toCluster := func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: r.cfg.ClusterName}}}
 	}
@@ -57,6 +67,7 @@ func (r *Registration) SetupWithManager(mgr ctrl.Manager) error {
 				return toCluster(ctx, c)
 			}))).
 		WatchesRawSource(source.Channel(r.started, handler.EnqueueRequestsFromMapFunc(toCluster))).
+		WatchesRawSource(source.Channel(c.about.changed, handler.EnqueueRequestsFromMapFunc(toCluster))).
 		Complete(c)
 }
 
@@ -212,7 +223,7 @@ func (c *statusController) probe(ctx context.Context) error {
 }
 
 // inventory reports the version, the resources summed over nodes and the
-// cluster claims.
+// cluster claims, ClusterProperties among them.
 func (c *statusController) inventory(ctx context.Context, mc *clusterv1.ManagedCluster) error {
 	version, err := c.r.cfg.Spoke.Discovery().ServerVersion()
 	if err != nil {
@@ -226,8 +237,12 @@ func (c *statusController) inventory(ctx context.Context, mc *clusterv1.ManagedC
 	if err := c.spoke.List(ctx, claims); err != nil {
 		return fmt.Errorf("list ClusterClaims: %w", err)
 	}
+	properties, err := c.about.properties(ctx)
+	if err != nil {
+		return err
+	}
 	mc.Status.Version.Kubernetes = version.GitVersion
 	mc.Status.Capacity, mc.Status.Allocatable = resourceTotals(nodes.Items)
-	mc.Status.ClusterClaims = clusterClaims(reservedClaims(c.r.me.clusterID, version.GitVersion, nodes.Items), claims.Items, MaxCustomClusterClaims)
+	mc.Status.ClusterClaims = clusterClaims(reservedClaims(c.r.me.clusterID, version.GitVersion, nodes.Items), claims.Items, properties, MaxCustomClusterClaims)
 	return nil
 }

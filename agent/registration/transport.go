@@ -71,7 +71,7 @@ func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubCo
 	var rt http.RoundTripper = transport
 	if hub.ProxyURL == "" {
 		// Behind a proxy the hub's address says nothing about whether it is back.
-		rt = newWaitingTransport(transport, hubAddress(hub.Server))
+		rt = newWaitingTransport(transport, hub.Server)
 	}
 	c.config = &rest.Config{Host: hub.Server, Transport: rt, UserAgent: userAgent}
 	c.tls = tlsConfig

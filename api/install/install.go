@@ -4,12 +4,14 @@ package install
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	aboutv1beta1 "github.com/flotilla-io/flotilla/api/about/v1beta1"
 	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 	addonv1beta1 "github.com/flotilla-io/flotilla/api/addon/v1beta1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
+	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
 	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
@@ -18,12 +20,14 @@ import (
 )
 
 var schemeBuilder = runtime.NewSchemeBuilder(
+	aboutv1beta1.AddToScheme,
 	addonv1alpha1.AddToScheme,
 	addonv1beta1.AddToScheme,
 	clusterv1.AddToScheme,
 	clusterv1alpha1.AddToScheme,
 	clusterv1beta1.AddToScheme,
 	clusterv1beta2.AddToScheme,
+	multiclusterv1alpha1.AddToScheme,
 	operatorv1.AddToScheme,
 	policyv1.AddToScheme,
 	policyv1beta1.AddToScheme,
@@ -31,5 +35,6 @@ var schemeBuilder = runtime.NewSchemeBuilder(
 	workv1alpha1.AddToScheme,
 )
 
-// AddToScheme adds the cluster, work, policy, add-on and operator types to a scheme.
+// AddToScheme adds the cluster, work, policy, add-on and operator types,
+// and the SIG-Multicluster ones (multicluster, about), to a scheme.
 var AddToScheme = schemeBuilder.AddToScheme

@@ -52,13 +52,17 @@ The hub also serves the admission webhook that refuses ManifestWorks over
 with the API server (ValidatingWebhookConfiguration
 manifestworkvalidators.admission.work.open-cluster-management.io) once it
 answers. The embedded control plane issues its certificate; with
---kubeconfig, give --webhook-cert-dir and --webhook-advertise-url to serve it.`,
+--kubeconfig, give --webhook-cert-dir and --webhook-advertise-url to serve it.
+Every replica serves the webhook, leader or standby, and registers the same
+address (a Service with --webhook-service, or one URL that every replica
+answers, e.g. with --webhook-reuse-port on one machine): ManifestWorks can be
+written while the controllers change hands. See docs/ha.md.`,
 		Example: `  # Start a hub that keeps its state in /tmp/h, then talk to it:
   flotilla-hub --data-dir /tmp/h
   kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
 
-  # Make the hub reachable from other machines:
-  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10
+  # Make the hub reachable from other machines, also by a DNS name:
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10 --tls-san hub.example.com
 
   # Run the hub controllers against an existing cluster:
   flotilla-hub --kubeconfig ~/.kube/config
@@ -94,11 +98,13 @@ answers. The embedded control plane issues its certificate; with
 			return hub.Run(ctx, opts)
 		},
 	}
+	cmd.AddCommand(newSnapshotCommand())
 	f := cmd.Flags()
 	f.StringVar(&opts.ControlPlane.DataDir, "data-dir", defaultDataDir(), "directory for the embedded control plane's state: certificates, etcd data, admin.kubeconfig")
 	f.StringVar(&opts.ControlPlane.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on (0.0.0.0 for every interface)")
 	f.IntVar(&opts.ControlPlane.SecurePort, "secure-port", 6443, "port of the API server")
 	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
+	f.StringSliceVar(&opts.ControlPlane.ServingSANs, "tls-san", nil, "further DNS names and IP addresses in the API server's serving certificate, for agents and users that reach the hub by another name than --advertise-address (a load balancer's, a container's); repeatable or comma separated")
 	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
@@ -115,6 +121,11 @@ answers. The embedded control plane issues its certificate; with
 	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
 	f.DurationVar(&rotation.Overlap, "bootstrap-token-overlap", rotation.Overlap, "the hub creates the next bootstrap token when the newest has this long left, so a token handed out stays valid at least this long")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect one active hub among several processes (a Lease in namespace "+hub.Namespace+")")
+	opts.Lease = hub.DefaultLease
+	f.DurationVar(&opts.Lease.Duration, "leader-elect-lease-duration", opts.Lease.Duration, "how long a standby waits after the leader's last renewal before it takes over from a leader that stopped renewing (crashed)")
+	f.DurationVar(&opts.Lease.RenewDeadline, "leader-elect-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew its lease before it stops leading (and the process exits)")
+	f.DurationVar(&opts.Lease.RetryPeriod, "leader-elect-retry-period", opts.Lease.RetryPeriod, "how often standbys try to take the lease and the leader renews it")
+	f.BoolVar(&opts.Webhook.ReusePort, "webhook-reuse-port", false, "listen on --webhook-port with SO_REUSEPORT, so that several hub replicas on one machine serve one --webhook-advertise-url between them (the kernel sends each connection to a live one)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	f.AddGoFlag(klogFlags.Lookup("v"))
@@ -129,13 +140,16 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 			return err
 		}
 	}
+	if err := opts.Lease.Validate(); err != nil {
+		return err
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "etcd-servers"} {
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -34,6 +35,11 @@ type Options struct {
 	// AdvertiseAddress is the address written into kubeconfigs; empty means
 	// the bind address, or 127.0.0.1 when binding every interface.
 	AdvertiseAddress string
+	// ServingSANs are further DNS names and IP addresses that the API
+	// server's serving certificate covers, for clients that reach it by a
+	// name (a load balancer's, a container's) rather than the advertise
+	// address.
+	ServingSANs []string
 	// EtcdServers, when set, replaces the embedded etcd.
 	EtcdServers []string
 	// Controllers are the kube-controller-manager controllers to run;
@@ -74,12 +80,15 @@ type ControlPlane struct {
 	// Config is a client configuration with cluster-admin rights.
 	Config *rest.Config
 
-	pki     *pki
-	cancel  context.CancelFunc
-	etcd    *embed.Etcd
-	lock    *os.File
-	failed  chan error
-	stopped chan struct{}
+	pki    *pki
+	cancel context.CancelFunc
+	etcd   *embed.Etcd
+	lock   *os.File
+	// etcdURLFile, when set, tells `flotilla-hub snapshot save` where the
+	// embedded etcd listens; it is removed on Stop.
+	etcdURLFile string
+	failed      chan error
+	stopped     chan struct{}
 	// apiDone closes when the API server has stopped; watching says whether
 	// watch runs (from the end of Start), which closes stopped.
 	apiDone  <-chan error
@@ -105,7 +114,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := checkPortFree(opts.BindAddress, opts.SecurePort); err != nil {
 		return nil, err
 	}
-	p, err := ensurePKI(filepath.Join(opts.DataDir, "pki"), servingHosts(), servingIPs(opts))
+	hosts, ips := servingSANs(opts)
+	p, err := ensurePKI(filepath.Join(opts.DataDir, "pki"), hosts, ips)
 	if err != nil {
 		return nil, err
 	}
@@ -131,12 +141,16 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	etcdServers := opts.EtcdServers
 	if len(etcdServers) == 0 {
 		started := time.Now()
-		e, url, err := startEtcd(runCtx, "flotilla", filepath.Join(opts.DataDir, "etcd"))
+		e, url, err := startEtcd(runCtx, EtcdName, EtcdDir(opts.DataDir))
 		if err != nil {
 			return nil, err
 		}
 		cp.etcd = e
 		etcdServers = []string{url}
+		if err := writeFile(filepath.Join(opts.DataDir, etcdURLFile), []byte(url+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		cp.etcdURLFile = filepath.Join(opts.DataDir, etcdURLFile)
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
@@ -240,6 +254,9 @@ func (c *ControlPlane) Stop() {
 		// The API server drains in-flight requests; a client holding a watch
 		// open must not keep etcd from closing cleanly.
 	}
+	if c.etcdURLFile != "" {
+		os.Remove(c.etcdURLFile)
+	}
 	if c.etcd != nil {
 		c.etcd.Close()
 	}
@@ -282,6 +299,14 @@ func (o *Options) complete() error {
 	if ip := net.ParseIP(o.AdvertiseAddress); ip == nil || ip.IsUnspecified() {
 		return fmt.Errorf("--advertise-address %q must be an IP address that agents can reach", o.AdvertiseAddress)
 	}
+	for _, san := range o.ServingSANs {
+		if net.ParseIP(san) != nil {
+			continue
+		}
+		if len(validation.IsDNS1123Subdomain(san)) > 0 && len(validation.IsWildcardDNS1123Subdomain(san)) > 0 {
+			return fmt.Errorf("--tls-san %q is neither an IP address nor a DNS name (such as hub.example.com or *.example.com)", san)
+		}
+	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		return fmt.Errorf("--secure-port %d is not a port number", o.SecurePort)
 	}
@@ -310,7 +335,7 @@ func lockDataDir(dir string) (*os.File, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("data directory %s is in use by another hub (stop it first, or choose another --data-dir)", dir)
+		return nil, fmt.Errorf("data directory %s is %w (stop it first, or choose another --data-dir)", dir, ErrInUse)
 	}
 	return f, nil
 }
@@ -333,6 +358,20 @@ func servingIPs(o Options) []net.IP {
 		ips = append(ips, ip)
 	}
 	return ips
+}
+
+// servingSANs are the DNS names and IP addresses of the serving certificate:
+// the built-in ones and ServingSANs.
+func servingSANs(o Options) ([]string, []net.IP) {
+	hosts, ips := servingHosts(), servingIPs(o)
+	for _, san := range o.ServingSANs {
+		if ip := net.ParseIP(san); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			hosts = append(hosts, san)
+		}
+	}
+	return hosts, ips
 }
 
 // waitReady polls the API server's /readyz until it answers ok.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,7 @@ func TestStartRejectsBadInput(t *testing.T) {
 		{"no data dir", Options{}, "data directory is required"},
 		{"bad bind address", Options{DataDir: t.TempDir(), BindAddress: "localhost"}, "--bind-address"},
 		{"unspecified advertise address", Options{DataDir: t.TempDir(), AdvertiseAddress: "0.0.0.0"}, "--advertise-address"},
+		{"bad serving SAN", Options{DataDir: t.TempDir(), ServingSANs: []string{"hub_1"}}, "--tls-san"},
 		{"port out of range", Options{DataDir: t.TempDir(), SecurePort: 70000}, "--secure-port"},
 		{"port in use", Options{DataDir: t.TempDir(), SecurePort: busyPort}, "choose another --secure-port"},
 	}
@@ -113,6 +115,24 @@ func TestPKIIsCreatedOnceAndReused(t *testing.T) {
 	reissued, _ := os.ReadFile(filepath.Join(dir, servingCertFile))
 	if string(reissued) == string(serving) {
 		t.Fatal(by, ": the serving certificate was not re-issued")
+	}
+}
+
+func TestServingSANsAddNamesAndAddresses(t *testing.T) {
+	o := Options{BindAddress: "0.0.0.0", AdvertiseAddress: "192.0.2.10", ServingSANs: []string{"hub.example.com", "198.51.100.7", "*.hubs.example.com"}}
+	hosts, ips := servingSANs(o)
+	for _, h := range []string{"localhost", "kubernetes.default.svc", "hub.example.com", "*.hubs.example.com"} {
+		if !slices.Contains(hosts, h) {
+			t.Errorf("DNS names %v lack %s", hosts, h)
+		}
+	}
+	for _, ip := range []string{"127.0.0.1", "192.0.2.10", "198.51.100.7"} {
+		if !slices.ContainsFunc(ips, net.ParseIP(ip).Equal) {
+			t.Errorf("IP addresses %v lack %s", ips, ip)
+		}
+	}
+	if slices.Contains(hosts, "198.51.100.7") {
+		t.Errorf("the IP address SAN went into the DNS names too: %v", hosts)
 	}
 }
 

@@ -19,8 +19,10 @@
 // that a work stored before a stricter check can still lose its finalizer,
 // gain labels and be deleted.
 //
-// The hub installs the configuration (InstallWebhook) at every start, once
-// its webhook server answers and it leads; with failurePolicy Fail,
-// ManifestWorks cannot be written while no hub serves the webhook. It
+// Every hub process installs the configuration (InstallWebhook) at every
+// start, once its webhook server answers, whether it leads or stands by:
+// replicas advertise one address (a Service, or a port they share), so
+// that with failurePolicy Fail ManifestWorks can be written as long as one
+// replica serves, even while none leads. It
 // watches nothing and writes no status.
 package work

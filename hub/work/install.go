@@ -118,6 +118,12 @@ func installWebhook(ctx context.Context, client kubernetes.Interface, want *admi
 		if equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
 			return nil
 		}
+		if len(got.Webhooks) == 1 && target(got.Webhooks[0].ClientConfig) != target(want.Webhooks[0].ClientConfig) {
+			// Hub replicas that advertise different addresses take the
+			// configuration from each other at every start.
+			klog.FromContext(ctx).Info("Re-pointing the ManifestWork admission webhook: every hub replica must advertise the same address",
+				"from", target(got.Webhooks[0].ClientConfig), "to", target(want.Webhooks[0].ClientConfig))
+		}
 		got.Webhooks = want.Webhooks
 		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
 		return err
@@ -127,4 +133,12 @@ func installWebhook(ctx context.Context, client kubernetes.Interface, want *admi
 	}
 	klog.FromContext(ctx).V(1).Info("ManifestWork admission webhook installed", "clientConfig", want.Webhooks[0].ClientConfig.String())
 	return nil
+}
+
+// target is where a client configuration sends calls: its URL or Service.
+func target(c admissionregistrationv1.WebhookClientConfig) string {
+	if c.Service != nil {
+		return "service " + c.Service.Namespace + "/" + c.Service.Name
+	}
+	return ptr.Deref(c.URL, "")
 }

@@ -37,11 +37,13 @@ var scenarios = []scenario{
 	{"hub", benchHub},
 	{"registration", benchRegistration},
 	{"work", benchWork},
+	{"restart", benchRestart},
 	{"placement", benchPlacement},
 	{"fleet", benchFleet},
 	{"agent-cpu", benchAgentCPU},
 	{"console", benchConsole},
 	{"proxy", benchProxy},
+	{"ha", benchHA},
 }
 
 func main() {

@@ -27,6 +27,10 @@ const (
 	Hub Role = iota
 	// Spoke control planes are plain clusters for agents to manage.
 	Spoke
+	// HubAPI control planes are hubs without the hub controllers: the
+	// "existing cluster" that flotilla-hub processes started with
+	// --kubeconfig run the controllers against.
+	HubAPI
 )
 
 // ControlPlane is a control plane started in this process.
@@ -78,7 +82,7 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 	opts := controlplane.Options{DataDir: dir, SecurePort: port}
 	proxyCtx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
 	var clusterProxy *hub.ClusterProxy
-	if role == Hub {
+	if role == Hub || role == HubAPI {
 		clusterProxy = hub.NewClusterProxy(proxyCtx)
 		opts = clusterProxy.Serve(hub.ControlPlaneOptions(opts))
 	}
@@ -88,6 +92,13 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 		return nil, err
 	}
 	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy}
+	if role == HubAPI {
+		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
+			stopProxy()
+			cp.Stop()
+			return nil, fmt.Errorf("prepare hub: %w", err)
+		}
+	}
 	if role == Hub {
 		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
 			cp.Stop()

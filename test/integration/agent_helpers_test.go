@@ -143,6 +143,14 @@ type runningAgent struct {
 
 // startAgent runs an agent until the spec ends or stop is called.
 func startAgent(opts agent.Options) *runningAgent {
+	a := startAgentUnmanaged(opts)
+	DeferCleanup(a.stop)
+	return a
+}
+
+// startAgentUnmanaged starts an agent as startAgent does, but leaves it to
+// the caller to stop: for an agent that outlives the spec that starts it.
+func startAgentUnmanaged(opts agent.Options) *runningAgent {
 	logs := &agentLogs{}
 	logger := funcr.New(func(prefix, args string) {
 		line := strings.TrimSpace(prefix + " " + args)
@@ -155,7 +163,6 @@ func startAgent(opts agent.Options) *runningAgent {
 		defer GinkgoRecover()
 		a.done <- agent.Run(ctx, opts)
 	}()
-	DeferCleanup(a.stop)
 	return a
 }
 

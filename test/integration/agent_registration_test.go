@@ -138,9 +138,7 @@ var _ = Describe("Agent: registration", Ordered, func() {
 		Expect(clusterCondition(ctx, joined, clusterv1.ManagedClusterConditionJoined)()).To(HaveField("Status", metav1.ConditionTrue))
 	})
 
-	// Pending (issue #14 stays open): since the trust boundary, the agent
-	// does not store the new CA bundle after joining again.
-	PIt("joins again with the bootstrap kubeconfig when the hub's CA changes", func(ctx SpecContext) {
+	It("joins again with the bootstrap kubeconfig when the hub's CA changes", func(ctx SpecContext) {
 		Expect(joined).NotTo(BeEmpty(), "needs the cluster the first spec joined")
 		deleteClusterAfterSpec(joined)
 		a := startAgent(joinedOpts)

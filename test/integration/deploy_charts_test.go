@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,7 +32,12 @@ import (
 // credentials of their chart's ServiceAccount, which proves the charts'
 // RBAC sufficient; access reviews prove it short of cluster-admin.
 var _ = Describe("Charts on existing clusters", Ordered, func() {
-	var hubCluster, spoke *framework.ControlPlane
+	var (
+		hubCluster, spoke *framework.ControlPlane
+		// stops stop the hub controllers and the agent after the last
+		// spec: the specs after the one that starts them use them.
+		stops []func()
+	)
 	const cluster = "charted"
 
 	BeforeAll(func(ctx SpecContext) {
@@ -42,6 +48,11 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		spoke, err = framework.Start(ctx, framework.Spoke)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(spoke.Stop)
+		DeferCleanup(func() {
+			for _, stop := range slices.Backward(stops) {
+				stop()
+			}
+		})
 	})
 
 	It("installs the hub chart and runs the hub controllers as its ServiceAccount", func(ctx SpecContext) {
@@ -59,7 +70,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 				Ready: func(hub.Info) { close(ready) },
 			})
 		}()
-		DeferCleanup(func() { cancel(); Eventually(done, "30s").Should(Receive()) })
+		stops = append(stops, func() { cancel(); Eventually(done, "30s").Should(Receive()) })
 		select {
 		case <-ready:
 		case err := <-done:
@@ -94,7 +105,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			MetricsAddr:     "0",
 			HealthProbeAddr: "0",
 		}
-		startAgent(opts)
+		stops = append(stops, startAgentUnmanaged(opts).stop)
 		Eventually(func() int {
 			return flotilla(ctx, "accept", "--clusters", cluster, "--kubeconfig", hubCluster.AdminKubeconfig).Code
 		}, "60s", "1s").Should(Equal(0))
@@ -105,9 +116,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		}, "60s").Should(Succeed())
 	})
 
-	// Pending (issue #16 stays open): the cluster's namespace is not made
-	// on the hub in this setup yet.
-	PIt("delivers a ManifestWork", func(ctx SpecContext) {
+	It("delivers a ManifestWork", func(ctx SpecContext) {
 		file := filepath.Join(GinkgoT().TempDir(), "cm.yaml")
 		Expect(os.WriteFile(file, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: charted, namespace: default}\ndata: {from: hub}\n"), 0o600)).To(Succeed())
 		// The hub makes the cluster's namespace soon after accepting it.
@@ -125,9 +134,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		}, "60s").Should(Succeed())
 	})
 
-	// Pending (issue #16 stays open): the cluster's namespace is not made
-	// on the hub in this setup yet.
-	PIt("enforces a Policy", func(ctx SpecContext) {
+	It("enforces a Policy", func(ctx SpecContext) {
 		const ns = "charted-policies"
 		Expect(hubCluster.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		res := flotilla(ctx, "clusterset", "bind", "default", "--namespace", ns, "--kubeconfig", hubCluster.AdminKubeconfig)
@@ -136,7 +143,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"},
 			Spec:       clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}},
 		})).To(Succeed())
-		res = flotilla(ctx, "create", "policy", "-f", "../../../shared/examples/policy-namespace.yaml", "-n", ns,
+		res = flotilla(ctx, "create", "policy", "-f", sharedExample("policy-namespace.yaml"), "-n", ns,
 			"--placement", "all", "--wait", "--timeout", "90s", "--kubeconfig", hubCluster.AdminKubeconfig)
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(spoke.Client.Get(ctx, client.ObjectKey{Name: "prod"}, &corev1.Namespace{})).To(Succeed())
@@ -207,4 +214,22 @@ func hubInitToken(out string) string {
 	var t joinToken
 	Expect(json.Unmarshal([]byte(out), &t)).To(Succeed(), "init -o json printed %q", out)
 	return t.HubToken
+}
+
+// sharedExample is the path of an example of the reference directory
+// "shared", looked for beside each directory above this one, so that the
+// spec runs from any checkout of the repository next to it.
+func sharedExample(name string) string {
+	GinkgoHelper()
+	dir, err := filepath.Abs(".")
+	Expect(err).NotTo(HaveOccurred())
+	for {
+		p := filepath.Join(dir, "shared", "examples", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		Expect(parent).NotTo(Equal(dir), "no shared/examples/%s above the test's directory", name)
+		dir = parent
+	}
 }

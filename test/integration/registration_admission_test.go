@@ -64,8 +64,11 @@ func ruleAttributes(rules []rbacv1.PolicyRule) []authorizationv1.ResourceAttribu
 // allowed asks the hub whether subject (a user or a group) may do attrs.
 func allowed(ctx SpecContext, subject rbacv1.Subject, attrs authorizationv1.ResourceAttributes) bool {
 	spec := authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: &attrs, User: subject.Name}
-	if subject.Kind == rbacv1.GroupKind {
+	switch subject.Kind {
+	case rbacv1.GroupKind:
 		spec.User, spec.Groups = "grant-check", []string{subject.Name}
+	case rbacv1.ServiceAccountKind:
+		spec.User = "system:serviceaccount:" + subject.Namespace + ":" + subject.Name
 	}
 	review := &authorizationv1.SubjectAccessReview{Spec: spec}
 	Expect(hubCP.Client.Create(ctx, review)).To(Succeed())

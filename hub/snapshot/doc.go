@@ -1,0 +1,23 @@
+// Package snapshot backs up and restores an embedded hub: `flotilla-hub
+// snapshot save` and `snapshot restore`.
+//
+// A snapshot is one gzip-compressed tar archive: manifest.json first (the
+// format version, when and from which hub it was taken, and the size and
+// SHA-256 of every other entry), then etcd/snapshot.db, a snapshot of the
+// hub's etcd taken online through the etcd v3 maintenance API (consistent:
+// one revision of the whole store), then the files under the data
+// directory that the hub needs to come back as the same hub: the PKI (CA,
+// service-account keys, serving and client certificates, the webhook's),
+// admin.kubeconfig, and hub-identity (the name it holds its leader lease
+// under, so that the restored hub takes it back at once). The etcd data
+// directory, the lock file, etcd.url and logs are not files of the
+// snapshot.
+//
+// Restore checks every entry against the manifest before it writes
+// anything that counts, refuses a data directory that holds anything
+// (unless told to replace it) or that a running hub holds, and builds etcd's
+// data directory with etcdutl's snapshot restore, bumping the revision
+// past anything clients may have seen and marking it compacted: agents'
+// watches from before the restore end with "resource version too old",
+// they list again and see the restored state, deletions included.
+package snapshot

@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+var _ = Describe("The images as containers", Label("containers"), func() {
+	It("runs hub, spoke and agent each in a container of its own, delivers a ManifestWork and Policies, and resumes a new agent container with the stored certificate after the join token is gone", func(ctx SpecContext) {
+		started := time.Now()
+		d := requireDocker(ctx)
+		f := startContainerFleet(ctx, d, "edge-1", true)
+		GinkgoWriter.Printf("hub, spoke and agent containers up and the cluster accepted in %s\n", time.Since(started).Round(time.Second))
+
+		By("a ManifestWork created on the hub is Applied on the spoke")
+		Expect(f.hubClient.Create(ctx, workOf(f.cluster, "hello", configMap("hello", map[string]string{"greeting": "hi"})))).To(Succeed())
+		Eventually(func() bool { return workApplied(ctx, f.hubClient, f.cluster, "hello") }).WithTimeout(time.Minute).
+			Should(BeTrue(), func() string { return f.agent.Tail(ctx, 30) })
+		cm := &corev1.ConfigMap{}
+		Expect(f.spokeClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, cm)).To(Succeed())
+		Expect(cm.Data).To(HaveKeyWithValue("greeting", "hi"))
+
+		By("a Policy the spoke satisfies is Compliant, one it does not NonCompliant, and inform changes nothing")
+		res := f.onHub("clusterset", "bind", "global", "-n", "policies")
+		Expect(res.code).To(Equal(0), res.stderr)
+		res = f.onHub("create", "placement", "everywhere", "-n", "policies", "--clustersets", "global", "--wait")
+		Expect(res.code).To(Equal(0), res.stderr)
+		dir := GinkgoT().TempDir()
+		for name, ns := range map[string]string{"has-default": "default", "has-prod": "prod"} {
+			file := filepath.Join(dir, name+".yaml")
+			Expect(os.WriteFile(file, policyYAML(name, ns), 0o600)).To(Succeed())
+			res = f.onHub("create", "policy", "-f", file, "--placement", "everywhere")
+			Expect(res.code).To(Equal(0), res.stderr)
+		}
+		compliance := func(name string) func() policyv1.ComplianceState {
+			return func() policyv1.ComplianceState {
+				p := &policyv1.Policy{}
+				if err := f.hubClient.Get(ctx, client.ObjectKey{Namespace: "policies", Name: name}, p); err != nil {
+					return ""
+				}
+				return p.Status.ComplianceState
+			}
+		}
+		Eventually(compliance("has-default")).WithTimeout(2 * time.Minute).Should(Equal(policyv1.Compliant))
+		Eventually(compliance("has-prod")).WithTimeout(2 * time.Minute).Should(Equal(policyv1.NonCompliant))
+		Expect(f.spokeClient.Get(ctx, client.ObjectKey{Name: "prod"}, &corev1.Namespace{})).To(Satisfy(apierrors.IsNotFound))
+
+		By("docker stop of the agent container: it ends cleanly on SIGTERM")
+		csrs := countCSRs(ctx, f.hubClient)
+		cert := storedCertificate(ctx, f.spokeClient)
+		Expect(f.agent.Stop(ctx, 30*time.Second)).To(Succeed())
+		status, code, err := f.agent.State(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status).To(Equal("exited"))
+		Expect(code).To(Equal(0), f.agent.Tail(ctx, 20))
+
+		By("deleting the join token, then starting a new container of the agent image: it resumes with the stored certificate")
+		tokenID, _, _ := strings.Cut(f.token, ".")
+		Expect(f.hubClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + tokenID}})).To(Succeed())
+		restarted := time.Now()
+		second := f.startAgent(ctx, "agent-2")
+		Eventually(func() bool { return leaseRenewedAfter(ctx, f.hubClient, f.cluster, restarted) }).WithTimeout(time.Minute).
+			Should(BeTrue(), func() string { return second.Tail(ctx, 30) })
+		Expect(countCSRs(ctx, f.hubClient)).To(Equal(csrs), "the new agent asked for no certificate")
+		Expect(storedCertificate(ctx, f.spokeClient).SerialNumber).To(Equal(cert.SerialNumber), "the new agent uses the stored certificate")
+		Expect(f.available(ctx)).To(Equal(metav1.ConditionTrue))
+
+		By("a new ManifestWork goes through the new agent container")
+		Expect(f.hubClient.Create(ctx, workOf(f.cluster, "hello-again", configMap("hello-again", map[string]string{"greeting": "again"})))).To(Succeed())
+		Eventually(func() bool { return workApplied(ctx, f.hubClient, f.cluster, "hello-again") }).WithTimeout(time.Minute).
+			Should(BeTrue(), func() string { return second.Tail(ctx, 30) })
+		Expect(f.spokeClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello-again"}, &corev1.ConfigMap{})).To(Succeed())
+		GinkgoWriter.Printf("container install spec took %s\n", time.Since(started).Round(time.Second))
+	})
+})
