@@ -284,7 +284,7 @@ func benchProxy(ctx context.Context, e *env) error {
 	}
 	const listRounds = 10
 	listTimes := make([][]time.Duration, len(lists))
-	var size int
+	var listBytes int
 	for range listRounds {
 		for k, l := range lists {
 			start := time.Now()
@@ -293,13 +293,13 @@ func benchProxy(ctx context.Context, e *env) error {
 				return fmt.Errorf("LIST %s: %w", l.what, err)
 			}
 			listTimes[k] = append(listTimes[k], time.Since(start))
-			size = len(raw)
+			listBytes = len(raw)
 		}
 	}
 	for k, l := range lists {
 		p50 := percentile(listTimes[k], 50)
-		row(fmt.Sprintf("LIST of %d ConfigMaps (%.1f MiB) %s, p50 of %d", objects, float64(size)/(1<<20), l.what, listRounds),
-			fmt.Sprintf("%s (%.0f MiB/s)", msText(p50), float64(size)/(1<<20)/p50.Seconds()), "")
+		row(fmt.Sprintf("LIST of %d ConfigMaps (%.1f MiB) %s, p50 of %d", objects, float64(listBytes)/(1<<20), l.what, listRounds),
+			fmt.Sprintf("%s (%.0f MiB/s)", msText(p50), float64(listBytes)/(1<<20)/p50.Seconds()), "")
 	}
 	return nil
 }
