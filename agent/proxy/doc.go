@@ -6,7 +6,9 @@
 // The tunnel is an HTTP upgrade of a request to the hub's API server,
 // authenticated with the agent's hub client certificate, that then carries
 // the konnectivity agent protocol (the konnectivity library's agent
-// client, which reconnects on its own). Each dial from the hub reaches a
+// client). It is opened with the hub session's TLS configuration and
+// dialer, so it reopens with each rotated certificate, and again as soon
+// as the hub accepts connections after an outage. Each dial from the hub reaches a
 // forwarder on the agent's loopback interface that accepts only requests
 // bearing the secret this agent gave the hub with its tunnel.
 //

@@ -22,5 +22,6 @@
 //
 // It watches ManagedClusters and writes one status condition,
 // TunnelConnected; a cluster that is denied (hubAcceptsClient false) or
-// deleted loses its tunnel at once.
+// deleted loses its tunnel at once, and a tunnel is closed when the client
+// certificate that opened it expires.
 package proxy
