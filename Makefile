@@ -87,7 +87,7 @@ test-integration: ## Integration tests: real API servers started in-process.
 	go test $(GO_TEST_FLAGS) -timeout 20m ./test/integration/...
 
 test-e2e: build images ## End-to-end tests: the real binaries as separate processes, and the images as containers (Docker; they fail under CI=true without one).
-	go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/... -args -bin-dir=$(BIN) -images-dir=$(BIN)/images
+	go test $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/... -args -bin-dir=$(BIN) -images-dir=$(BIN)/images
 
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
 	go run ./test/bench -bin-dir=$(BIN) $(BENCH_FLAGS)

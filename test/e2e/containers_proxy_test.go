@@ -15,10 +15,7 @@ import (
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
-// Pending (issue #19 stays open): the agent's tunnel does not come up
-// ("The cluster proxy cannot run ... the agent's hub client configuration
-// has no TLS"), in containers as in the sandbox.
-var _ = PDescribe("The cluster proxy between containers", Label("containers"), func() {
+var _ = Describe("The cluster proxy between containers", Label("containers"), func() {
 	It("reaches a spoke that the hub's container cannot route to, through the tunnel its agent opened", func(ctx SpecContext) {
 		if _, err := exec.LookPath(kubectl); err != nil {
 			Fail("kubectl is not installed at " + kubectl)

@@ -270,11 +270,7 @@ var _ = Describe("ClusterProfile access through the hub", Ordered, func() {
 		Expect(stderr).To(ContainSubstring("grant it create on serviceaccounts/token named ungranted"))
 	})
 
-	// Pending until the cluster proxy's tunnels connect again (issue #19,
-	// being fixed beside this work; see proxy_test.go): the one check left
-	// of the issue's access path is listing pods on the granted cluster
-	// through the hub, with a cluster whose agent holds a tunnel.
-	PIt("lists pods on the granted cluster through the hub, with the plugin's credential", func(ctx SpecContext) {
+	It("lists pods on the granted cluster through the hub, with the plugin's credential", func(ctx SpecContext) {
 		env := newAgentEnv(ctx)
 		c := newClusterName("reach-tunnel")
 		opts := env.options(c)
