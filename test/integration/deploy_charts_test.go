@@ -94,6 +94,11 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			"execution": map[string]any{"rules": []any{map[string]any{
 				"apiGroups": []any{""}, "resources": []any{"configmaps", "namespaces"}, "verbs": []any{"*"},
 			}}},
+			// The cluster proxy may act as these hub names only.
+			"clusterProxy": map[string]any{
+				"impersonateUsers":  []any{"flotilla:alice"},
+				"impersonateGroups": []any{"flotilla:system:authenticated"},
+			},
 		})
 		Expect(err).NotTo(HaveOccurred())
 		applyRendered(ctx, spoke.Client, objs)
@@ -165,12 +170,27 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}},
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}},
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}},
+			// clusterProxy's exact names: anyone else is refused, even under the prefix.
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users", Name: "flotilla:bob"}},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users", Name: "system:admin"}},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "groups", Name: "system:masters"}},
 		} {
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: check.user, Groups: []string{"system:serviceaccounts"}, ResourceAttributes: ptr.To(check.attr),
 			}}
 			Expect(check.on.Client.Create(ctx, sar)).To(Succeed())
-			Expect(sar.Status.Allowed).To(BeFalse(), "%s may %s %s/%s", check.user, check.attr.Verb, check.attr.Group, check.attr.Resource)
+			Expect(sar.Status.Allowed).To(BeFalse(), "%s may %s %s/%s %s", check.user, check.attr.Verb, check.attr.Group, check.attr.Resource, check.attr.Name)
+		}
+		// The names the values list stay allowed.
+		for _, attr := range []authorizationv1.ResourceAttributes{
+			{Verb: "impersonate", Resource: "users", Name: "flotilla:alice"},
+			{Verb: "impersonate", Resource: "groups", Name: "flotilla:system:authenticated"},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: agentSA, Groups: []string{"system:serviceaccounts"}, ResourceAttributes: ptr.To(attr),
+			}}
+			Expect(spoke.Client.Create(ctx, sar)).To(Succeed())
+			Expect(sar.Status.Allowed).To(BeTrue(), "%s may not impersonate %s %s", agentSA, attr.Resource, attr.Name)
 		}
 	})
 })
