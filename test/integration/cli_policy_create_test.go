@@ -19,12 +19,12 @@ var _ = Describe("CLI create policy", func() {
 		prodPlacement(ctx, ns, "prod")
 
 		By("refusing to create without a placement")
-		res := onHub(ctx, "create", "policy", "-f", "../../../shared/examples/policy-namespace.yaml", "-n", ns)
+		res := onHub(ctx, "create", "policy", "-f", sharedExample(examplePolicyName), "-n", ns)
 		Expect(res.Code).NotTo(Equal(0))
 		Expect(res.Stderr).To(ContainSubstring("--placement is required"))
 
 		By("timing out, with what is missing, while no cluster reports")
-		res = onHub(ctx, "create", "policy", "-f", "../../../shared/examples/policy-namespace.yaml", "-n", ns,
+		res = onHub(ctx, "create", "policy", "-f", sharedExample(examplePolicyName), "-n", ns,
 			"--placement", "prod", "--wait", "--timeout", "3s")
 		Expect(res.Code).NotTo(Equal(0))
 		Expect(res.Stderr).To(ContainSubstring("Hub: Policy " + ns + "/policy-namespace bound to Placement prod"))
@@ -42,7 +42,7 @@ var _ = Describe("CLI create policy", func() {
 		name := ns + ".policy-namespace"
 		Eventually(copiesOf(ctx, ns, "policy-namespace")).Should(Equal(sorted(a)))
 		reportCompliance(ctx, a, name, policyv1.Compliant, "Compliant; notification - namespaces [prod] found as specified")
-		res = onHub(ctx, "create", "policy", "-f", "../../../shared/examples/policy-namespace.yaml", "-n", ns,
+		res = onHub(ctx, "create", "policy", "-f", sharedExample(examplePolicyName), "-n", ns,
 			"--placement", "prod", "--wait", "--timeout", "30s")
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(res.Stderr).To(ContainSubstring("Policy " + ns + "/policy-namespace is Compliant on " + a))

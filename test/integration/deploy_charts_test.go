@@ -236,20 +236,10 @@ func hubInitToken(out string) string {
 	return t.HubToken
 }
 
-// sharedExample is the path of an example of the reference directory
-// "shared", looked for beside each directory above this one, so that the
-// spec runs from any checkout of the repository next to it.
+// sharedExample is framework.SharedExample for a spec.
 func sharedExample(name string) string {
 	GinkgoHelper()
-	dir, err := filepath.Abs(".")
+	p, err := framework.SharedExample(name)
 	Expect(err).NotTo(HaveOccurred())
-	for {
-		p := filepath.Join(dir, "shared", "examples", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		Expect(parent).NotTo(Equal(dir), "no shared/examples/%s above the test's directory", name)
-		dir = parent
-	}
+	return p
 }

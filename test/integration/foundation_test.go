@@ -57,7 +57,7 @@ var _ = Describe("The hub control plane", func() {
 	})
 
 	It("stores the example ManifestWork unchanged", func(ctx SpecContext) {
-		data, err := os.ReadFile("../../../shared/examples/manifestwork-hello.yaml")
+		data, err := os.ReadFile(sharedExample("manifestwork-hello.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		want := &unstructured.Unstructured{}
 		Expect(yaml.Unmarshal(data, &want.Object)).To(Succeed())

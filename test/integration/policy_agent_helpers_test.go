@@ -16,8 +16,9 @@ import (
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 )
 
-// examplePolicyFile is the policy of the project brief.
-const examplePolicyFile = "../../../shared/examples/policy-namespace.yaml"
+// examplePolicyName is the policy of the project brief, policy-namespace.yaml
+// of the shared examples.
+const examplePolicyName = "policy-namespace.yaml"
 
 // policyCluster is a cluster joined by a full agent (agent.Run) on a
 // spoke, the way `flotilla join` runs one.
@@ -47,7 +48,7 @@ func joinPolicyCluster(ctx SpecContext) *policyCluster {
 // examplePolicy reads the brief's Policy.
 func examplePolicy() *policyv1.Policy {
 	GinkgoHelper()
-	data, err := os.ReadFile(examplePolicyFile)
+	data, err := os.ReadFile(sharedExample(examplePolicyName))
 	Expect(err).NotTo(HaveOccurred())
 	p := &policyv1.Policy{}
 	Expect(yaml.UnmarshalStrict(data, p)).To(Succeed())

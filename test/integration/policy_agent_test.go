@@ -63,7 +63,7 @@ var _ = Describe("Policy agent", Ordered, func() {
 		Expect(spokeGone(ctx, c.env.spoke, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}})()).To(BeTrue())
 
 		By("agreeing with `flotilla policy test` run against the spoke's kubeconfig")
-		res := flotilla(ctx, "policy", "test", examplePolicyFile, "--against", c.env.spoke.AdminKubeconfig)
+		res := flotilla(ctx, "policy", "test", sharedExample(examplePolicyName), "--against", c.env.spoke.AdminKubeconfig)
 		Expect(res.Code).To(Equal(1), res.Stderr)
 		Expect(res.Stdout).To(ContainSubstring(notFound))
 	})
@@ -82,7 +82,7 @@ var _ = Describe("Policy agent", Ordered, func() {
 			HaveField("Object.Metadata.Name", "prod"), HaveField("Compliant", "Compliant"),
 			HaveField("Properties.CreatedByPolicy", HaveValue(BeTrue())), HaveField("Properties.UID", string(ns.UID)))))
 
-		res := flotilla(ctx, "policy", "test", examplePolicyFile, "--against", c.env.spoke.AdminKubeconfig)
+		res := flotilla(ctx, "policy", "test", sharedExample(examplePolicyName), "--against", c.env.spoke.AdminKubeconfig)
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(res.Stdout).To(ContainSubstring(found))
 	})
