@@ -135,8 +135,10 @@ func Run(ctx context.Context, opts Options) error {
 		defer cp.Stop()
 		cfg, failed = cp.Config, cp.Failed()
 		if len(opts.ControlPlane.EtcdServers) == 0 && opts.LeaderIdentity == "" {
-			// No other process can reach this etcd: the data directory's
-			// lock keeps out every hub but this one.
+			// The identity is kept in the data directory, which the lock
+			// keeps to this process: one identity per process, also when
+			// the embedded etcd is a member of a cluster (each member has
+			// its own data directory).
 			if opts.LeaderIdentity, err = controlplane.HubIdentity(opts.ControlPlane.DataDir); err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
+	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -33,6 +34,7 @@ func main() {
 func newCommand() *cobra.Command {
 	opts := hub.Options{}
 	var etcdServers []string
+	member := controlplane.EtcdMember{}
 	cmd := &cobra.Command{
 		Use:   "flotilla-hub",
 		Short: "Run a Flotilla hub",
@@ -82,6 +84,14 @@ written while the controllers change hands. See docs/ha.md.`,
 				return err
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
+			if member.InitialCluster != "" {
+				opts.ControlPlane.EtcdMember = &member
+				if !cmd.Flags().Changed("webhook-port") {
+					// Every member registers the same webhook address, which
+					// each API server must reach on its own machine.
+					opts.Webhook.Port = hub.DefaultWebhookPort
+				}
+			}
 			if opts.Kubeconfig != "" && !cmd.Flags().Changed("webhook-port") {
 				// --webhook-advertise-url must name a port known beforehand.
 				opts.Webhook.Port = hub.DefaultWebhookPort
@@ -106,6 +116,11 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
 	f.StringSliceVar(&opts.ControlPlane.ServingSANs, "tls-san", nil, "further DNS names and IP addresses in the API server's serving certificate, for agents and users that reach the hub by another name than --advertise-address (a load balancer's, a container's); repeatable or comma separated")
 	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
+	f.StringVar(&member.InitialCluster, "etcd-initial-cluster", "", "run the embedded etcd as a member of a cluster of hub processes: every member as name=https://address:port (its peer URL), comma separated, the same on each; the first one named makes the PKI, the others start from a copy (docs/ha.md)")
+	f.StringVar(&member.Name, "etcd-name", "", "this member's name in --etcd-initial-cluster")
+	f.StringVar(&member.PeerURL, "etcd-peer-url", "", "https://address:port at which the other members reach this one, as in --etcd-initial-cluster")
+	f.StringVar(&member.ListenPeerURL, "etcd-listen-peer-url", "", "https://address:port this member listens on for its peers (default: every interface, on the port of --etcd-peer-url)")
+	f.StringVar(&member.InitialClusterState, "etcd-initial-cluster-state", controlplane.ClusterStateNew, "new when the members of --etcd-initial-cluster start for the first time together, existing for a member added to a running cluster (read only when the member has no data yet)")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
@@ -143,13 +158,20 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if err := opts.Lease.Validate(); err != nil {
 		return err
 	}
+	if !cmd.Flags().Changed("etcd-initial-cluster") {
+		for _, name := range []string{"etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s configures a member of an etcd cluster: give --etcd-initial-cluster too", name)
+			}
+		}
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers"} {
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}
