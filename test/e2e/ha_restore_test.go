@@ -48,13 +48,6 @@ func startAgent(ctx context.Context, spoke *framework.ControlPlane, bootstrapKub
 	return p
 }
 
-// workApplied says whether work namespace/name is Applied on the hub.
-func workApplied(ctx context.Context, c client.Client, namespace, name string) bool {
-	w := &workv1.ManifestWork{}
-	return c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, w) == nil &&
-		meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied)
-}
-
 var _ = Describe("Hub backup and restore", Label("ha"), func() {
 	It("restores a hub from an online snapshot: the agent comes back with its certificate, kept objects keep their UIDs, a later work's objects are removed", func(ctx SpecContext) {
 		klog.LogToStderr(false)
