@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -85,6 +86,9 @@ written while the controllers change hands. See docs/ha.md.`,
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
 			if member.InitialCluster != "" {
+				if opts.LeaderElect && opts.Lease.RenewDeadline < minMemberRenewDeadline {
+					return fmt.Errorf("--leader-elect-renew-deadline %s is too short for a member of an etcd cluster: while the members elect a new etcd leader (a member died) writes fail for up to 7 s, and a hub leader that cannot renew for the deadline stops, taking its member down with it; give at least %s", opts.Lease.RenewDeadline, minMemberRenewDeadline)
+				}
 				opts.ControlPlane.EtcdMember = &member
 				if !cmd.Flags().Changed("webhook-port") {
 					// Every member registers the same webhook address, which
@@ -147,6 +151,12 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.AddGoFlag(klogFlags.Lookup("vmodule"))
 	return cmd
 }
+
+// minMemberRenewDeadline is the shortest leader renew deadline of a hub
+// whose etcd is a member of a cluster: longer than the 7 s that writes may
+// fail while the etcd members elect a leader (etcd's 5 s request timeout
+// plus twice its 1 s election timeout).
+const minMemberRenewDeadline = 10 * time.Second
 
 // validate rejects flag combinations that cannot mean anything.
 func validate(cmd *cobra.Command, opts hub.Options) error {

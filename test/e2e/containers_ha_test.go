@@ -75,7 +75,9 @@ var _ = Describe("A hub of three embedded etcd members, each in a container", La
 					"--tls-san", strings.Join(sans, ","),
 					"--etcd-name", m.name, "--etcd-peer-url", fmt.Sprintf("https://%s:%d", m.ip, etcdPeerPort),
 					"--etcd-initial-cluster", strings.Join(initial, ","),
-					"--leader-elect-lease-duration", "6s", "--leader-elect-renew-deadline", "4s", "--leader-elect-retry-period", "1s"},
+					// The shortest renew deadline a member accepts, so
+					// that a killed leader is replaced within half a minute.
+					"--leader-elect-lease-duration", "15s", "--leader-elect-renew-deadline", "10s", "--leader-elect-retry-period", "2s"},
 			}
 		}
 
