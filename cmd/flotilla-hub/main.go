@@ -67,6 +67,12 @@ written while the controllers change hands. See docs/ha.md.`,
   # Make the hub reachable from other machines, also by a DNS name:
   flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10 --tls-san hub.example.com
 
+  # One of three members of a hub on one etcd cluster (the others from a copy
+  # of the first one's pki/ CA and keys; see docs/ha.md):
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.12 --tls-san 192.0.2.11,192.0.2.12,192.0.2.13 \
+    --etcd-name hub-2 --etcd-peer-url https://192.0.2.12:2380 \
+    --etcd-initial-cluster hub-1=https://192.0.2.11:2380,hub-2=https://192.0.2.12:2380,hub-3=https://192.0.2.13:2380
+
   # Run the hub controllers against an existing cluster:
   flotilla-hub --kubeconfig ~/.kube/config
 
