@@ -114,6 +114,7 @@ func Run(ctx context.Context, opts Options) error {
 		Namespace:             opts.Namespace,
 		Spoke:                 spoke,
 		BootstrapKubeconfig:   opts.BootstrapKubeconfig,
+		HubServers:            opts.HubServers,
 		ClientConfig:          reported,
 		LeaseDurationSeconds:  opts.LeaseDurationSeconds,
 		CertificateExpiration: opts.CertificateExpiration,

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -55,6 +56,10 @@ type Options struct {
 	// BootstrapKubeconfig, when set, is a kubeconfig file to join the hub
 	// with, read instead of Secret BootstrapSecretName in Namespace.
 	BootstrapKubeconfig string
+	// HubServers are further addresses (host:port) of the same hub, for a
+	// hub of several members: the agent dials them, in turn, when the hub
+	// kubeconfig's server does not answer (docs/ha.md).
+	HubServers []string
 	// LeaseDurationSeconds goes into spec.leaseDurationSeconds when the agent
 	// creates its ManagedCluster; 0 means 60. Afterwards the hub's value rules.
 	LeaseDurationSeconds int32
@@ -114,6 +119,11 @@ func (o *Options) Validate() error {
 	if o.AgentID != "" {
 		if msgs := validation.IsDNS1123Label(o.AgentID); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("invalid agent id %q: %s", o.AgentID, strings.Join(msgs, "; ")))
+		}
+	}
+	for _, a := range o.HubServers {
+		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
+			errs = append(errs, fmt.Errorf("--hub-server %q is not host:port", a))
 		}
 	}
 	if o.Namespace != "" {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -135,8 +136,10 @@ func Run(ctx context.Context, opts Options) error {
 		defer cp.Stop()
 		cfg, failed = cp.Config, cp.Failed()
 		if len(opts.ControlPlane.EtcdServers) == 0 && opts.LeaderIdentity == "" {
-			// No other process can reach this etcd: the data directory's
-			// lock keeps out every hub but this one.
+			// The identity is kept in the data directory, which the lock
+			// keeps to this process: one identity per process, also when
+			// the embedded etcd is a member of a cluster (each member has
+			// its own data directory).
 			if opts.LeaderIdentity, err = controlplane.HubIdentity(opts.ControlPlane.DataDir); err != nil {
 				return err
 			}
@@ -147,7 +150,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 
-	if err := Prepare(ctx, cfg, info.URL); err != nil {
+	if err := prepareRetrying(ctx, cfg, info.URL); err != nil {
 		return err
 	}
 	mgrDone, err := StartManager(ctx, cfg, opts)
@@ -261,6 +264,27 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 		return err
 	}
 	return registration.Install(ctx, client)
+}
+
+// prepareRetrying runs Prepare until it succeeds, retrying what another
+// writer or a busy server caused: the members of a hub on an etcd cluster
+// start together and install the same objects at once.
+func prepareRetrying(ctx context.Context, cfg *rest.Config, url string) error {
+	backoff := wait.Backoff{Steps: 8, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Cap: 15 * time.Second}
+	var err error
+	for backoff.Steps > 0 {
+		if err = Prepare(ctx, cfg, url); err == nil || !(apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) ||
+			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)) {
+			return err
+		}
+		klog.FromContext(ctx).Info("Preparing the hub's API objects again", "reason", err.Error())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff.Step()):
+		}
+	}
+	return err
 }
 
 // bootstrapTokens is the rotation o asks for, or the default.

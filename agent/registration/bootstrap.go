@@ -69,5 +69,8 @@ func (r *Registration) loadBootstrap(ctx context.Context) (*bootstrap, error) {
 		return nil, fmt.Errorf("%w: %s: %w", errNoBootstrap, source, err)
 	}
 	config.UserAgent = userAgent
+	if d := newHubDialer(hub.Server, r.cfg.HubServers); d != nil {
+		config.Dial = d.DialContext
+	}
 	return &bootstrap{config: config, hub: hub}, nil
 }

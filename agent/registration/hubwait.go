@@ -43,11 +43,13 @@ type waitingTransport struct {
 	addr string
 	// readyz is the hub's readiness URL, asked once it accepts connections.
 	readyz string
+	// dial, when set, dials addr (trying the hub's other addresses too).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // newWaitingTransport returns a transport that waits for the hub at server
 // (an https URL) when it cannot be reached; nil when server has no address.
-func newWaitingTransport(next http.RoundTripper, server string) http.RoundTripper {
+func newWaitingTransport(next http.RoundTripper, server string) *waitingTransport {
 	t := &waitingTransport{next: next, addr: hubAddress(server)}
 	if u, err := url.Parse(server); err == nil && t.addr != "" {
 		u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/readyz", ""
@@ -83,14 +85,17 @@ func (t *waitingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // waitForHub waits until the hub accepts a connection, and says whether
 // it did before ctx ended.
 func (t *waitingTransport) waitForHub(ctx context.Context) bool {
-	d := net.Dialer{Timeout: time.Second}
+	dial := (&net.Dialer{Timeout: time.Second}).DialContext
+	if t.dial != nil {
+		dial = t.dial
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-time.After(hubPollInterval):
 		}
-		conn, err := d.DialContext(ctx, "tcp", t.addr)
+		conn, err := dial(ctx, "tcp", t.addr)
 		if err != nil {
 			continue
 		}

@@ -48,6 +48,10 @@ type Config struct {
 	// RenewBefore, when set, renews the certificate that long before it
 	// expires instead of when 20–25 % of its life is left.
 	RenewBefore time.Duration
+	// HubServers are further addresses (host:port) of the hub, members of
+	// one hub whose serving certificates also name the hub kubeconfig's
+	// server: the agent dials them when that server does not answer.
+	HubServers []string
 	// SessionFuncs are started with each hub session, each in a goroutine
 	// of its own; their context ends with the session (the credentials
 	// stopped being usable, or Run ends), and the next session starts them

@@ -55,7 +55,7 @@ func (s *session) hubErr(err error) error {
 // serve runs a session with creds until they are no longer usable, and
 // says why; or until ctx ends.
 func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
-	conn, err := newHubConnection(creds.Hub, creds.CertPEM, creds.KeyPEM)
+	conn, err := newHubConnection(creds.Hub, r.cfg.HubServers, creds.CertPEM, creds.KeyPEM)
 	if err != nil {
 		return fmt.Errorf("the stored hub kubeconfig is not usable: %w", err)
 	}

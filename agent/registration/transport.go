@@ -32,7 +32,9 @@ type hubConnection struct {
 
 // newHubConnection returns a connection to hub authenticated with certPEM
 // and keyPEM.
-func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubConnection, error) {
+// others are further addresses (host:port) of the same hub, dialled when
+// hub's does not answer.
+func newHubConnection(hub *clientcmdapi.Cluster, others []string, certPEM, keyPEM []byte) (*hubConnection, error) {
 	c := &hubConnection{}
 	if err := c.setCertificate(certPEM, keyPEM); err != nil {
 		return nil, err
@@ -60,7 +62,12 @@ func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubCo
 		}
 		proxy = http.ProxyURL(u)
 	}
-	c.dialer = connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	failover := newHubDialer(hub.Server, others)
+	if failover != nil {
+		dial = failover.DialContext
+	}
+	c.dialer = connrotation.NewDialer(dial)
 	transport := utilnet.SetTransportDefaults(&http.Transport{
 		Proxy:               proxy,
 		TLSClientConfig:     tlsConfig,
@@ -71,7 +78,11 @@ func newHubConnection(hub *clientcmdapi.Cluster, certPEM, keyPEM []byte) (*hubCo
 	var rt http.RoundTripper = transport
 	if hub.ProxyURL == "" {
 		// Behind a proxy the hub's address says nothing about whether it is back.
-		rt = newWaitingTransport(transport, hub.Server)
+		wt := newWaitingTransport(transport, hub.Server)
+		if failover != nil {
+			wt.dial = failover.DialContext
+		}
+		rt = wt
 	}
 	c.config = &rest.Config{Host: hub.Server, Transport: rt, UserAgent: userAgent}
 	c.tls = tlsConfig

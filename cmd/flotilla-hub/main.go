@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
+	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -33,6 +35,7 @@ func main() {
 func newCommand() *cobra.Command {
 	opts := hub.Options{}
 	var etcdServers []string
+	member := controlplane.EtcdMember{}
 	cmd := &cobra.Command{
 		Use:   "flotilla-hub",
 		Short: "Run a Flotilla hub",
@@ -64,6 +67,12 @@ written while the controllers change hands. See docs/ha.md.`,
   # Make the hub reachable from other machines, also by a DNS name:
   flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10 --tls-san hub.example.com
 
+  # One of three members of a hub on one etcd cluster (the others from a copy
+  # of the first one's pki/ CA and keys; see docs/ha.md):
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.12 --tls-san 192.0.2.11,192.0.2.12,192.0.2.13 \
+    --etcd-name hub-2 --etcd-peer-url https://192.0.2.12:2380 \
+    --etcd-initial-cluster hub-1=https://192.0.2.11:2380,hub-2=https://192.0.2.12:2380,hub-3=https://192.0.2.13:2380
+
   # Run the hub controllers against an existing cluster:
   flotilla-hub --kubeconfig ~/.kube/config
 
@@ -82,6 +91,17 @@ written while the controllers change hands. See docs/ha.md.`,
 				return err
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
+			if member.InitialCluster != "" {
+				if opts.LeaderElect && opts.Lease.RenewDeadline < minMemberRenewDeadline {
+					return fmt.Errorf("--leader-elect-renew-deadline %s is too short for a member of an etcd cluster: while the members elect a new etcd leader (a member died) writes fail for up to 7 s, and a hub leader that cannot renew for the deadline stops, taking its member down with it; give at least %s", opts.Lease.RenewDeadline, minMemberRenewDeadline)
+				}
+				opts.ControlPlane.EtcdMember = &member
+				if !cmd.Flags().Changed("webhook-port") {
+					// Every member registers the same webhook address, which
+					// each API server must reach on its own machine.
+					opts.Webhook.Port = hub.DefaultWebhookPort
+				}
+			}
 			if opts.Kubeconfig != "" && !cmd.Flags().Changed("webhook-port") {
 				// --webhook-advertise-url must name a port known beforehand.
 				opts.Webhook.Port = hub.DefaultWebhookPort
@@ -106,6 +126,11 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
 	f.StringSliceVar(&opts.ControlPlane.ServingSANs, "tls-san", nil, "further DNS names and IP addresses in the API server's serving certificate, for agents and users that reach the hub by another name than --advertise-address (a load balancer's, a container's); repeatable or comma separated")
 	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
+	f.StringVar(&member.InitialCluster, "etcd-initial-cluster", "", "run the embedded etcd as a member of a cluster of hub processes: every member as name=https://address:port (its peer URL), comma separated, the same on each; the first one named makes the PKI, the others start from a copy (docs/ha.md)")
+	f.StringVar(&member.Name, "etcd-name", "", "this member's name in --etcd-initial-cluster")
+	f.StringVar(&member.PeerURL, "etcd-peer-url", "", "https://address:port at which the other members reach this one, as in --etcd-initial-cluster")
+	f.StringVar(&member.ListenPeerURL, "etcd-listen-peer-url", "", "https://address:port this member listens on for its peers (default: every interface, on the port of --etcd-peer-url)")
+	f.StringVar(&member.InitialClusterState, "etcd-initial-cluster-state", controlplane.ClusterStateNew, "new when the members of --etcd-initial-cluster start for the first time together, existing for a member added to a running cluster (read only when the member has no data yet)")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
@@ -133,6 +158,12 @@ written while the controllers change hands. See docs/ha.md.`,
 	return cmd
 }
 
+// minMemberRenewDeadline is the shortest leader renew deadline of a hub
+// whose etcd is a member of a cluster: longer than the 7 s that writes may
+// fail while the etcd members elect a leader (etcd's 5 s request timeout
+// plus twice its 1 s election timeout).
+const minMemberRenewDeadline = 10 * time.Second
+
 // validate rejects flag combinations that cannot mean anything.
 func validate(cmd *cobra.Command, opts hub.Options) error {
 	if opts.BootstrapTokens != nil {
@@ -143,13 +174,20 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if err := opts.Lease.Validate(); err != nil {
 		return err
 	}
+	if !cmd.Flags().Changed("etcd-initial-cluster") {
+		for _, name := range []string{"etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s configures a member of an etcd cluster: give --etcd-initial-cluster too", name)
+			}
+		}
+	}
 	if opts.Kubeconfig == "" {
 		return nil
 	}
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers"} {
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}

@@ -42,6 +42,9 @@ type Options struct {
 	ServingSANs []string
 	// EtcdServers, when set, replaces the embedded etcd.
 	EtcdServers []string
+	// EtcdMember, when set, makes the embedded etcd a member of a cluster
+	// of several hub processes' etcds.
+	EtcdMember *EtcdMember
 	// Controllers are the kube-controller-manager controllers to run;
 	// nil means HubControllers.
 	Controllers []string
@@ -115,6 +118,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	hosts, ips := servingSANs(opts)
+	if opts.EtcdMember != nil {
+		if err := opts.EtcdMember.checkSharedPKI(filepath.Join(opts.DataDir, "pki")); err != nil {
+			return nil, err
+		}
+	}
 	p, err := ensurePKI(filepath.Join(opts.DataDir, "pki"), hosts, ips)
 	if err != nil {
 		return nil, err
@@ -141,7 +149,17 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	etcdServers := opts.EtcdServers
 	if len(etcdServers) == 0 {
 		started := time.Now()
-		e, url, err := startEtcd(runCtx, EtcdName, EtcdDir(opts.DataDir))
+		name, configure := EtcdName, func(*embed.Config) error { return nil }
+		if m := opts.EtcdMember; m != nil {
+			tls, err := p.ensureEtcdPeerPKI(m)
+			if err != nil {
+				return nil, err
+			}
+			name = m.Name
+			configure = func(cfg *embed.Config) error { return configureMember(cfg, m, tls) }
+			logger.Info("Starting etcd as a member of a cluster: waiting for a majority of its members", "name", m.Name, "peerURL", m.PeerURL, "initialCluster", m.InitialCluster, "state", m.InitialClusterState)
+		}
+		e, url, err := startEtcdWith(runCtx, name, EtcdDir(opts.DataDir), configure)
 		if err != nil {
 			return nil, err
 		}
@@ -319,6 +337,14 @@ func (o *Options) complete() error {
 	}
 	if o.Controllers == nil {
 		o.Controllers = HubControllers
+	}
+	if o.EtcdMember != nil {
+		if len(o.EtcdServers) > 0 {
+			return errors.New("--etcd-servers replaces the embedded etcd, --etcd-initial-cluster makes it a member of a cluster: give one or the other")
+		}
+		if err := o.EtcdMember.validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -21,6 +21,12 @@ const etcdStartTimeout = 60 * time.Second
 // startEtcd runs a single-member etcd on loopback, storing its data in dir.
 // It returns the client URL the API server should use.
 func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, error) {
+	return startEtcdWith(ctx, name, dir, nil)
+}
+
+// startEtcdWith is startEtcd with configure, when set, changing the
+// configuration last (to make the etcd a member of a cluster).
+func startEtcdWith(ctx context.Context, name, dir string, configure func(*embed.Config) error) (*embed.Etcd, string, error) {
 	if err := checkEtcdData(dir); err != nil {
 		return nil, "", err
 	}
@@ -53,6 +59,11 @@ func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, erro
 	cfg.QuotaBackendBytes = 8 << 30
 	// Hide etcd's own metrics listener: the hub serves its own.
 	cfg.ListenMetricsUrls = nil
+	if configure != nil {
+		if err := configure(cfg); err != nil {
+			return nil, "", err
+		}
+	}
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -65,6 +76,9 @@ func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, erro
 		return nil, "", fmt.Errorf("etcd in %s failed: %w", dir, err)
 	case <-time.After(etcdStartTimeout):
 		e.Close()
+		if cfg.InitialCluster != name+"="+peerURL.String() {
+			return nil, "", fmt.Errorf("etcd member %s was not ready after %s: it needs a majority of the members of --etcd-initial-cluster to answer on their peer URLs (are they started, reachable, and do they share the etcd CA of pki/etcd?); see %s", name, etcdStartTimeout, cfg.LogOutputs[0])
+		}
 		return nil, "", fmt.Errorf("etcd in %s was not ready after %s: is the disk full or very slow?", dir, etcdStartTimeout)
 	case <-ctx.Done():
 		e.Close()

@@ -131,6 +131,46 @@ func createPKI(dir string) error {
 var failPKIStep = func(string) error { return nil }
 
 func loadCA(dir string) (*pki, error) {
+	p, err := loadCAFiles(dir, caCertFile, caKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	// A data directory started from a copy of another hub member's CA and
+	// keys (docs/ha.md) makes its own client certificates.
+	for _, c := range []struct{ cert, key, cn, group string }{
+		{adminCertFile, adminKeyFile, "flotilla:admin", "system:masters"},
+		{kcmCertFile, kcmKeyFile, "system:kube-controller-manager", "system:masters"},
+	} {
+		if _, err := os.Stat(p.path(c.cert)); errors.Is(err, os.ErrNotExist) {
+			if err := p.issueClient(c.cert, c.key, c.cn, c.group); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range []string{saKeyFile, saPubFile} {
+		if _, err := os.Stat(p.path(f)); err != nil {
+			return nil, fmt.Errorf("%s is missing (%w): copy it with the CA from the hub whose pki/ this is", p.path(f), err)
+		}
+	}
+	return p, nil
+}
+
+// createCA writes a new self-signed CA into dir.
+func createCA(dir, certFile, keyFile, cn string) error {
+	key, err := newKey()
+	if err != nil {
+		return err
+	}
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: cn, Organization: []string{"flotilla"}}, key)
+	if err != nil {
+		return fmt.Errorf("create CA %s: %w", cn, err)
+	}
+	return writePair(dir, certFile, keyFile, ca, key)
+}
+
+// loadCAFiles loads the CA of dir/certFile and dir/keyFile.
+func loadCAFiles(dir, certFile, keyFile string) (*pki, error) {
+	caCertFile, caKeyFile := certFile, keyFile
 	certPEM, err := os.ReadFile(filepath.Join(dir, caCertFile))
 	if err != nil {
 		return nil, fmt.Errorf("read CA certificate: %w", err)
@@ -161,6 +201,12 @@ func (p *pki) ensureServing(hosts []string, ips []net.IP) error {
 // dir/certFile and dir/keyFile, unless the one there is still good: not near
 // expiry, covering hosts and ips, and signed by this CA.
 func (p *pki) ensureServingPair(dir, certFile, keyFile, cn string, hosts []string, ips []net.IP) error {
+	return p.ensurePair(dir, certFile, keyFile, cn, hosts, ips, false)
+}
+
+// ensurePair is ensureServingPair for a certificate that also
+// authenticates as a client when client is set (etcd peers do both).
+func (p *pki) ensurePair(dir, certFile, keyFile, cn string, hosts []string, ips []net.IP, client bool) error {
 	certPath := filepath.Join(dir, certFile)
 	if data, err := os.ReadFile(certPath); err == nil {
 		if certs, err := certutil.ParseCertsPEM(data); err == nil && len(certs) > 0 && covers(certs[0], hosts, ips) &&
@@ -178,6 +224,9 @@ func (p *pki) ensureServingPair(dir, certFile, keyFile, cn string, hosts []strin
 		IPAddresses: ips,
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
 	cert, err := p.sign(tmpl, key.Public())
 	if err != nil {

@@ -3,11 +3,13 @@ package kubeapply
 import (
 	"context"
 	"fmt"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	admissionv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	"k8s.io/client-go/util/retry"
 )
@@ -21,9 +23,12 @@ type TypedAPI[T metav1.Object] interface {
 
 // CreateOrUpdate creates want, or brings the existing object in line with
 // it: mutate copies what matters from want into got and reports whether got
-// already matched (then nothing is written). Conflicts are retried.
+// already matched (then nothing is written). Conflicts are retried, and so
+// are a create that another writer beat (several hub members start and
+// install the same objects at once) and a server that timed out (one busy
+// with such a start).
 func CreateOrUpdate[T metav1.Object](ctx context.Context, api TypedAPI[T], want T, mutate func(got T) (same bool)) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.OnError(applyRetry, retriable, func() error {
 		got, err := api.Get(ctx, want.GetName(), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			_, err = api.Create(ctx, want, metav1.CreateOptions{})
@@ -35,6 +40,13 @@ func CreateOrUpdate[T metav1.Object](ctx context.Context, api TypedAPI[T], want 
 		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// applyRetry spaces the retries of CreateOrUpdate: about 25 s in all.
+var applyRetry = wait.Backoff{Steps: 10, Duration: 50 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 5 * time.Second}
+
+func retriable(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)
 }
 
 // Install creates want, or brings the part of the existing object that

@@ -44,6 +44,7 @@ var scenarios = []scenario{
 	{"console", benchConsole},
 	{"proxy", benchProxy},
 	{"ha", benchHA},
+	{"ha-members", benchMembers},
 }
 
 func main() {

@@ -146,7 +146,7 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 	Expect(err).NotTo(HaveOccurred())
 
 	By("starting the hub image with its embedded control plane, and a spoke from the dev-cluster image")
-	hubIP, spokeIP := f.hubNet.Addr(10), f.spokeNet.Addr(10)
+	hubIP := f.hubNet.Addr(10)
 	hubHost := hubIP
 	if byName {
 		hubHost = d.Name("hub")
@@ -158,25 +158,49 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 			"--tls-san", d.Name("hub"), "--secure-port", strconv.Itoa(hubPort)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	f.spoke, err = d.Start(ctx, framework.ContainerSpec{
-		Name: "spoke", Image: refs["flotilla-dev-cluster"], Network: f.spokeNet, IP: spokeIP, Publish: []int{spokePort},
-		Args: []string{"--name", cluster, "--data-dir", home + "/cluster", "--bind-address", spokeIP, "--secure-port", strconv.Itoa(spokePort), "--nodes", "1"},
-	})
-	Expect(err).NotTo(HaveOccurred())
+	f.startSpoke(ctx, refs)
 	Expect(f.hub.WaitForOutput(ctx, fmt.Sprintf("flotilla-hub is ready at https://%s:%d", hubIP, hubPort), 3*time.Minute)).To(Succeed())
-	Expect(f.spoke.WaitForOutput(ctx, "flotilla-dev-cluster is ready at", 3*time.Minute)).To(Succeed())
+	f.spokeReady(ctx)
 
 	hubKubeconfig := hostKubeconfig(ctx, f.hub, home+"/hub/admin.kubeconfig", hubPort)
-	spokeKubeconfig, err := f.spoke.CopyOut(ctx, home+"/cluster/admin.kubeconfig")
-	Expect(err).NotTo(HaveOccurred())
-	Expect(string(spokeKubeconfig)).To(ContainSubstring(fmt.Sprintf("https://%s:%d", spokeIP, spokePort)), "the spoke's kubeconfig names its own address")
 	f.hubClient = devClient(hubKubeconfig)
-	f.spokeKubeconfig = hostKubeconfig(ctx, f.spoke, home+"/cluster/admin.kubeconfig", spokePort)
-	f.spokeClient = devClient(f.spokeKubeconfig)
 	f.onHub = func(args ...string) cliRun {
 		GinkgoHelper()
 		return runFlotilla(ctx, append(args, "--kubeconfig", hubKubeconfig)...)
 	}
+	f.join(ctx, refs)
+	return f
+}
+
+// startSpoke starts the spoke container from the dev-cluster image.
+func (f *containerFleet) startSpoke(ctx context.Context, refs map[string]string) {
+	GinkgoHelper()
+	var err error
+	spokeIP := f.spokeNet.Addr(10)
+	f.spoke, err = f.docker.Start(ctx, framework.ContainerSpec{
+		Name: "spoke", Image: refs["flotilla-dev-cluster"], Network: f.spokeNet, IP: spokeIP, Publish: []int{spokePort},
+		Args: []string{"--name", f.cluster, "--data-dir", home + "/cluster", "--bind-address", spokeIP, "--secure-port", strconv.Itoa(spokePort), "--nodes", "1"},
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// spokeReady waits for the spoke and makes the clients that reach it.
+func (f *containerFleet) spokeReady(ctx context.Context) {
+	GinkgoHelper()
+	Expect(f.spoke.WaitForOutput(ctx, "flotilla-dev-cluster is ready at", 3*time.Minute)).To(Succeed())
+	f.spokeKubeconfig = hostKubeconfig(ctx, f.spoke, home+"/cluster/admin.kubeconfig", spokePort)
+	f.spokeClient = devClient(f.spokeKubeconfig)
+}
+
+// join joins the spoke to the hub at f.hubURL through f.onHub: init, join
+// --dry-run in a container, then the agent image with agentArgs besides its
+// usual flags, and accepts the cluster.
+func (f *containerFleet) join(ctx context.Context, refs map[string]string, agentArgs ...string) {
+	GinkgoHelper()
+	d, cluster := f.docker, f.cluster
+	spokeKubeconfig, err := f.spoke.CopyOut(ctx, home+"/cluster/admin.kubeconfig")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(spokeKubeconfig)).To(ContainSubstring(fmt.Sprintf("https://%s:%d", f.spokeNet.Addr(10), spokePort)), "the spoke's kubeconfig names its own address")
 
 	By("init on the hub, then join --dry-run from the flotilla image on the hub's network")
 	res := f.onHub("init", "--hub-apiserver", f.hubURL, "-o", "json")
@@ -220,13 +244,12 @@ func startContainerFleet(ctx context.Context, d *framework.Docker, cluster strin
 	f.agentSpec = framework.ContainerSpec{
 		Image: refs["flotilla-agent"], Network: f.spokeNet,
 		Files: []framework.File{{Path: home + "/spoke.kubeconfig", Data: spokeKubeconfig}},
-		Args:  []string{"--cluster-name", cluster, "--kubeconfig", home + "/spoke.kubeconfig", "--lease-duration-seconds", containerLease},
+		Args:  append([]string{"--cluster-name", cluster, "--kubeconfig", home + "/spoke.kubeconfig", "--lease-duration-seconds", containerLease}, agentArgs...),
 	}
 	f.agent = f.startAgent(ctx, "agent-1")
 	res = f.onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
 	Expect(res.code).To(Equal(0), res.stderr, f.agent.Tail(ctx, 30))
 	Eventually(f.available).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(metav1.ConditionTrue))
-	return f
 }
 
 // startAgent starts a container of the agent image named name, on the

@@ -151,6 +151,9 @@ type File struct {
 	Path string
 	Data []byte
 	Mode int64
+	// Under, when set, is a directory of the image above Path's; the
+	// directories between them are created, owned by the image's user.
+	Under string
 }
 
 // ContainerSpec describes a container to run.
@@ -255,7 +258,24 @@ func (c *Container) CopyIn(ctx context.Context, image string, files []File) erro
 		// hand them (/home, say) to the user.
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(f.Path), Mode: mode, Size: int64(len(f.Data)), Uid: uid, Gid: gid, ModTime: time.Now()}); err != nil {
+		dest, name := path.Dir(f.Path), path.Base(f.Path)
+		if f.Under != "" {
+			rel := strings.TrimPrefix(f.Path, strings.TrimSuffix(f.Under, "/")+"/")
+			if rel == f.Path {
+				return fmt.Errorf("file %s is not under %s", f.Path, f.Under)
+			}
+			dest, name = f.Under, rel
+			var dirs []string
+			for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
+				dirs = append([]string{dir}, dirs...)
+			}
+			for _, dir := range dirs {
+				if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: time.Now()}); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(f.Data)), Uid: uid, Gid: gid, ModTime: time.Now()}); err != nil {
 			return err
 		}
 		if _, err := tw.Write(f.Data); err != nil {
@@ -264,7 +284,7 @@ func (c *Container) CopyIn(ctx context.Context, image string, files []File) erro
 		if err := tw.Close(); err != nil {
 			return err
 		}
-		if _, err := c.d.command(ctx, &buf, "cp", "-", c.Name+":"+path.Dir(f.Path)); err != nil {
+		if _, err := c.d.command(ctx, &buf, "cp", "-", c.Name+":"+dest); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flotilla-io/flotilla/test/framework"
+)
+
+// membersIdle is how long the idle CPU of the hubs is measured.
+const membersIdle = 30 * time.Second
+
+// benchMembers measures what a hub of three embedded etcd members costs
+// against one process, all on this machine (127.0.0.1, each its own ports
+// and data directory): start to serving, then idle CPU and RSS, summed
+// over the processes, with nothing joined.
+func benchMembers(ctx context.Context, e *env) error {
+	single, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "single"), 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	cpu, rss, err := idleCost(ctx, []*framework.Process{single.Process})
+	single.Stop(30 * time.Second)
+	if err != nil {
+		return err
+	}
+	row("one hub process: idle CPU ("+membersIdle.String()+")", fmt.Sprintf("%.1f %%", cpu), "report (of one core)")
+	row("one hub process: RSS", mib(rss), "")
+
+	procs, took, err := startMembers(ctx, e)
+	defer func() {
+		for _, p := range procs {
+			p.Stop(30 * time.Second)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	row("3 members: first start → all three serving", seconds(took), "report")
+	cpu, rss, err = idleCost(ctx, procs)
+	if err != nil {
+		return err
+	}
+	row("3 members: idle CPU, sum ("+membersIdle.String()+")", fmt.Sprintf("%.1f %%", cpu), "report (of one core)")
+	row("3 members: RSS, sum", mib(rss), "")
+	return nil
+}
+
+// startMembers starts three flotilla-hub members on 127.0.0.1, the second
+// and third from a copy of the first's CA and keys, and waits until each
+// serves (the leader says it is ready, the others that they stand by).
+func startMembers(ctx context.Context, e *env) ([]*framework.Process, time.Duration, error) {
+	var entries []string
+	peers, ports := make([]int, 3), make([]int, 3)
+	for i := range 3 {
+		var err error
+		if peers[i], err = framework.FreePort(); err != nil {
+			return nil, 0, err
+		}
+		if ports[i], err = framework.FreePort(); err != nil {
+			return nil, 0, err
+		}
+		entries = append(entries, fmt.Sprintf("m%d=https://127.0.0.1:%d", i+1, peers[i]))
+	}
+	webhook, err := framework.FreePort()
+	if err != nil {
+		return nil, 0, err
+	}
+	dirs := make([]string, 3)
+	var procs []*framework.Process
+	started := time.Now()
+	for i := range 3 {
+		dirs[i] = filepath.Join(e.workDir, fmt.Sprintf("m%d", i+1))
+		if i > 0 {
+			if err := copyPKI(dirs[0], dirs[i]); err != nil {
+				return procs, 0, err
+			}
+		}
+		p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-hub"),
+			"--data-dir", dirs[i], "--secure-port", strconv.Itoa(ports[i]),
+			"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+			// One machine: the three share the webhook's address.
+			"--webhook-port", strconv.Itoa(webhook), "--webhook-reuse-port",
+			"--etcd-name", fmt.Sprintf("m%d", i+1), "--etcd-peer-url", fmt.Sprintf("https://127.0.0.1:%d", peers[i]),
+			"--etcd-listen-peer-url", fmt.Sprintf("https://127.0.0.1:%d", peers[i]),
+			"--etcd-initial-cluster", strings.Join(entries, ","))
+		if err != nil {
+			return procs, 0, err
+		}
+		procs = append(procs, p)
+		if i == 0 {
+			// The first member makes the PKI before it waits for the others.
+			if err := waitFor(ctx, time.Minute, func() bool {
+				_, err := os.Stat(filepath.Join(dirs[0], "pki", "etcd", "ca.crt"))
+				return err == nil
+			}); err != nil {
+				return procs, 0, fmt.Errorf("the first member made no PKI: %w\n%s", err, p.Tail(20))
+			}
+		}
+	}
+	for _, p := range procs {
+		if err := waitFor(ctx, 3*time.Minute, func() bool {
+			out := p.Output()
+			return strings.Contains(out, "flotilla-hub is ready at") || strings.Contains(out, "Another hub process leads; standing by")
+		}); err != nil {
+			return procs, 0, fmt.Errorf("a member does not serve: %w\n%s", err, p.Tail(20))
+		}
+	}
+	return procs, time.Since(started), nil
+}
+
+// copyPKI copies the CA and keys that every member shares from one data
+// directory to another, as docs/ha.md says to.
+func copyPKI(from, to string) error {
+	for _, f := range []string{"ca.crt", "ca.key", "sa.key", "sa.pub", "etcd/ca.crt", "etcd/ca.key"} {
+		data, err := os.ReadFile(filepath.Join(from, "pki", f))
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, "pki", f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idleCost is the CPU (percent of one core) and RSS of procs summed, after
+// 10 s for the start-up work to settle, over membersIdle.
+func idleCost(ctx context.Context, procs []*framework.Process) (float64, int64, error) {
+	if err := pause(ctx, 10*time.Second); err != nil {
+		return 0, 0, err
+	}
+	var before, after time.Duration
+	for _, p := range procs {
+		t, err := cpuTime(p.Pid())
+		if err != nil {
+			return 0, 0, err
+		}
+		before += t
+	}
+	started := time.Now()
+	if err := pause(ctx, membersIdle); err != nil {
+		return 0, 0, err
+	}
+	var rss int64
+	for _, p := range procs {
+		t, err := cpuTime(p.Pid())
+		if err != nil {
+			return 0, 0, err
+		}
+		after += t
+		r, err := p.RSS()
+		if err != nil {
+			return 0, 0, err
+		}
+		rss += r
+	}
+	return 100 * (after - before).Seconds() / time.Since(started).Seconds(), rss, nil
+}
