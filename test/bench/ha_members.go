@@ -18,23 +18,30 @@ const membersIdle = 30 * time.Second
 // benchMembers measures what a hub of three embedded etcd members costs
 // against one process, all on this machine (127.0.0.1, each its own ports
 // and data directory): start to serving, then idle CPU and RSS, summed
-// over the processes, with nothing joined.
+// over the processes, with nothing joined; then create → Applied through
+// each with one agent joined, and the loss of the etcd leader while works
+// are created.
 func benchMembers(ctx context.Context, e *env) error {
 	single, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "single"), 2*time.Minute)
 	if err != nil {
 		return err
 	}
 	cpu, rss, err := idleCost(ctx, []*framework.Process{single.Process})
-	single.Stop(30 * time.Second)
 	if err != nil {
+		single.Stop(30 * time.Second)
 		return err
 	}
 	row("one hub process: idle CPU ("+membersIdle.String()+")", fmt.Sprintf("%.1f %%", cpu), "report (of one core)")
 	row("one hub process: RSS", mib(rss), "")
+	err = benchSingleDelivery(ctx, e, single)
+	single.Stop(30 * time.Second)
+	if err != nil {
+		return err
+	}
 
-	procs, took, err := startMembers(ctx, e)
+	m, took, err := startMembers(ctx, e)
 	defer func() {
-		for _, p := range procs {
+		for _, p := range m.procs {
 			p.Stop(30 * time.Second)
 		}
 	}()
@@ -42,43 +49,51 @@ func benchMembers(ctx context.Context, e *env) error {
 		return err
 	}
 	row("3 members: first start → all three serving", seconds(took), "report")
-	cpu, rss, err = idleCost(ctx, procs)
+	cpu, rss, err = idleCost(ctx, m.procs)
 	if err != nil {
 		return err
 	}
 	row("3 members: idle CPU, sum ("+membersIdle.String()+")", fmt.Sprintf("%.1f %%", cpu), "report (of one core)")
 	row("3 members: RSS, sum", mib(rss), "")
-	return nil
+	return benchMemberFailover(ctx, e, m)
+}
+
+// members are three running flotilla-hub members.
+type members struct {
+	procs []*framework.Process
+	dirs  []string
+	// ports are the members' API server ports on 127.0.0.1.
+	ports []int
 }
 
 // startMembers starts three flotilla-hub members on 127.0.0.1, the second
 // and third from a copy of the first's CA and keys, and waits until each
 // serves (the leader says it is ready, the others that they stand by).
-func startMembers(ctx context.Context, e *env) ([]*framework.Process, time.Duration, error) {
+func startMembers(ctx context.Context, e *env) (*members, time.Duration, error) {
 	var entries []string
 	peers, ports := make([]int, 3), make([]int, 3)
 	for i := range 3 {
 		var err error
 		if peers[i], err = framework.FreePort(); err != nil {
-			return nil, 0, err
+			return &members{}, 0, err
 		}
 		if ports[i], err = framework.FreePort(); err != nil {
-			return nil, 0, err
+			return &members{}, 0, err
 		}
 		entries = append(entries, fmt.Sprintf("m%d=https://127.0.0.1:%d", i+1, peers[i]))
 	}
 	webhook, err := framework.FreePort()
 	if err != nil {
-		return nil, 0, err
+		return &members{}, 0, err
 	}
-	dirs := make([]string, 3)
-	var procs []*framework.Process
+	m := &members{dirs: make([]string, 3), ports: ports}
+	dirs := m.dirs
 	started := time.Now()
 	for i := range 3 {
 		dirs[i] = filepath.Join(e.workDir, fmt.Sprintf("m%d", i+1))
 		if i > 0 {
 			if err := copyPKI(dirs[0], dirs[i]); err != nil {
-				return procs, 0, err
+				return m, 0, err
 			}
 		}
 		p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-hub"),
@@ -90,28 +105,28 @@ func startMembers(ctx context.Context, e *env) ([]*framework.Process, time.Durat
 			"--etcd-listen-peer-url", fmt.Sprintf("https://127.0.0.1:%d", peers[i]),
 			"--etcd-initial-cluster", strings.Join(entries, ","))
 		if err != nil {
-			return procs, 0, err
+			return m, 0, err
 		}
-		procs = append(procs, p)
+		m.procs = append(m.procs, p)
 		if i == 0 {
 			// The first member makes the PKI before it waits for the others.
 			if err := waitFor(ctx, time.Minute, func() bool {
 				_, err := os.Stat(filepath.Join(dirs[0], "pki", "etcd", "ca.crt"))
 				return err == nil
 			}); err != nil {
-				return procs, 0, fmt.Errorf("the first member made no PKI: %w\n%s", err, p.Tail(20))
+				return m, 0, fmt.Errorf("the first member made no PKI: %w\n%s", err, p.Tail(20))
 			}
 		}
 	}
-	for _, p := range procs {
+	for _, p := range m.procs {
 		if err := waitFor(ctx, 3*time.Minute, func() bool {
 			out := p.Output()
 			return strings.Contains(out, "flotilla-hub is ready at") || strings.Contains(out, "Another hub process leads; standing by")
 		}); err != nil {
-			return procs, 0, fmt.Errorf("a member does not serve: %w\n%s", err, p.Tail(20))
+			return m, 0, fmt.Errorf("a member does not serve: %w\n%s", err, p.Tail(20))
 		}
 	}
-	return procs, time.Since(started), nil
+	return m, time.Since(started), nil
 }
 
 // copyPKI copies the CA and keys that every member shares from one data
