@@ -90,12 +90,20 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 			stop()
 		}
 	}()
+	if err := checkFleetMode(); err != nil {
+		return nil, stop, err
+	}
 	f := &fleet{names: clusterNames("sim", n)}
 	if f.hub, err = startHubUnderTest(ctx, e, filepath.Join(e.workDir, "fleet-hub")); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, f.hub.Stop)
-	for i := range spokeCount(n) {
+	// Hollow agents need no spoke: they compute what a spoke would say.
+	spokes := spokeCount(n)
+	if hollow() {
+		spokes = 0
+	}
+	for i := range spokes {
 		spoke, err := startSpoke(ctx, e, filepath.Join(e.workDir, fmt.Sprintf("fleet-spoke-%d", i)))
 		if err != nil {
 			return nil, stop, err
@@ -103,7 +111,11 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		f.spokes = append(f.spokes, spoke)
 		stops = append(stops, func() { spoke.Stop(time.Minute) })
 	}
-	row("(a) shared spokes", fmt.Sprintf("%d (%d clusters each)", len(f.spokes), (n+len(f.spokes)-1)/len(f.spokes)), "")
+	if hollow() {
+		row("(a) simulated clusters", "hollow agents (-fleet-mode hollow), no spoke", "")
+	} else {
+		row("(a) shared spokes", fmt.Sprintf("%d (%d clusters each)", len(f.spokes), (n+len(f.spokes)-1)/len(f.spokes)), "")
+	}
 	if f.mem, err = f.watchMemory(ctx, abort); err != nil {
 		return nil, stop, err
 	}
@@ -139,8 +151,17 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		return nil, stop, err
 	}
 
+	simBefore, err := cpuTime(os.Getpid())
+	if err != nil {
+		return nil, stop, err
+	}
 	started := time.Now()
-	stopAgents, err := startAgents(ctx, f.names, f.spokeKubeconfigs(), bootstrap, *fleetResync)
+	var stopAgents func()
+	if hollow() {
+		stopAgents, err = startHollowAgents(ctx, f.names, bootstrap, f.cfg)
+	} else {
+		stopAgents, err = startAgents(ctx, f.names, f.spokeKubeconfigs(), bootstrap, *fleetResync)
+	}
 	if err != nil {
 		return nil, stop, err
 	}
@@ -174,6 +195,9 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		row("(a)   of which the hub controllers", cores(ctlAfter-ctlBefore, available), "")
 	}
 	row("(a) hub RSS, empty → all joined", mib(f.rssEmpty)+" → "+mib(rss), "")
+	if simAfter, err := cpuTime(os.Getpid()); err == nil {
+		row("(a) simulator CPU while registering, per simulated cluster", fmt.Sprintf("%.1f ms", float64((simAfter-simBefore).Milliseconds())/float64(n)), "")
+	}
 	return f, stop, nil
 }
 
@@ -227,11 +251,19 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	simBefore, err := cpuTime(os.Getpid())
+	if err != nil {
+		return err
+	}
 	started = time.Now()
 	if err := pause(ctx, *fleetSteady); err != nil {
 		return err
 	}
 	cpuAfter, ctlAfter, err := f.hub.cpu()
+	if err != nil {
+		return err
+	}
+	simAfter, err := cpuTime(os.Getpid())
 	if err != nil {
 		return err
 	}
@@ -257,8 +289,9 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		row("(b) hub live heap per cluster (minus the empty hub's)", fmt.Sprintf("%.0f KiB", float64(live-f.liveEmpty)/float64(n)/1024), "")
 	}
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
-		row("(b) simulator RSS per simulated cluster", fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "")
+		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "< 200 KiB hollow")
 	}
+	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
 		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
 			return err
