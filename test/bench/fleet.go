@@ -48,6 +48,8 @@ type fleet struct {
 	// rssEmpty and liveEmpty are the hub's RSS and live heap (pprof
 	// hubs only) before any cluster joined.
 	rssEmpty, liveEmpty int64
+	// simEmpty is this process's RSS before any simulated cluster ran.
+	simEmpty int64
 }
 
 // benchFleet runs the fleet simulator (see docs/benchmarks.md, "Fleet
@@ -153,6 +155,9 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 
 	simBefore, err := cpuTime(os.Getpid())
 	if err != nil {
+		return nil, stop, err
+	}
+	if f.simEmpty, err = framework.RSSOf(os.Getpid()); err != nil {
 		return nil, stop, err
 	}
 	started := time.Now()
@@ -289,7 +294,9 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		row("(b) hub live heap per cluster (minus the empty hub's)", fmt.Sprintf("%.0f KiB", float64(live-f.liveEmpty)/float64(n)/1024), "")
 	}
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
-		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "< 200 KiB hollow")
+		row(fmt.Sprintf("(b) simulator RSS, before the agents → steady state (%s agents)", *fleetMode), mib(f.simEmpty)+" → "+mib(self), "")
+		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents, minus the simulator before them)", *fleetMode),
+			fmt.Sprintf("%.0f KiB", float64(self-f.simEmpty)/float64(n)/1024), "< 200 KiB hollow")
 	}
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {

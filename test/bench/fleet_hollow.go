@@ -361,6 +361,7 @@ func (a *hollowAgent) waitAccepted(ctx context.Context) error {
 // only when that conflicts.
 func (a *hollowAgent) renewLease(ctx context.Context) {
 	var last *coordinationv1.Lease
+	failures := 0
 	for {
 		period := time.Duration(a.leaseSeconds.Load()) * time.Second
 		if period <= 0 {
@@ -368,8 +369,13 @@ func (a *hollowAgent) renewLease(ctx context.Context) {
 		}
 		var err error
 		if last, err = a.renewLeaseOnce(ctx, last, period); err != nil && ctx.Err() == nil {
+			// As the agent: back off, up to the period, while the hub
+			// refuses (its RBAC for the cluster may not exist yet).
 			a.sh.failed("leases", err)
-			period = time.Second
+			period = min(period, 100*time.Millisecond<<min(failures, 10))
+			failures++
+		} else {
+			failures = 0
 		}
 		select {
 		case <-ctx.Done():
