@@ -50,6 +50,18 @@ type fleet struct {
 	rssEmpty, liveEmpty int64
 	// simEmpty is this process's RSS before any simulated cluster ran.
 	simEmpty int64
+	// reqEmpty are the hub's requests by verb and resource before any
+	// cluster joined; nil when the hub serves no request metrics.
+	reqEmpty map[string]float64
+}
+
+// requests reads the hub's requests by verb and resource, or nil (said once).
+func (f *fleet) requests(ctx context.Context) map[string]float64 {
+	r, err := hubRequests(ctx, f.cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: hub requests by verb and resource:", err)
+	}
+	return r
 }
 
 // benchFleet runs the fleet simulator (see docs/benchmarks.md, "Fleet
@@ -72,6 +84,11 @@ func benchFleet(ctx context.Context, e *env) error {
 		if err := step(ctx); err != nil {
 			f.mem.print()
 			return fmt.Errorf("%w\n%s", withCause(ctx, err), saveOutput(f.hub, f.spokes))
+		}
+	}
+	if f.reqEmpty != nil {
+		if all := f.requests(ctx); all != nil {
+			printRequests("whole run", f.reqEmpty, all, float64(n)/10)
 		}
 	}
 	f.mem.print()
@@ -160,6 +177,7 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 	if f.simEmpty, err = framework.RSSOf(os.Getpid()); err != nil {
 		return nil, stop, err
 	}
+	f.reqEmpty = f.requests(ctx)
 	started := time.Now()
 	var stopAgents func()
 	if hollow() {
@@ -195,6 +213,11 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		return nil, stop, err
 	}
 	row(fmt.Sprintf("(a) %d clusters: start to all in the default ClusterSet", n), seconds(time.Since(started)), "")
+	if f.reqEmpty != nil {
+		if joined := f.requests(ctx); joined != nil {
+			printRequests("(a) registration", f.reqEmpty, joined, float64(n)/10)
+		}
+	}
 	row("(a) hub CPU while registering", cores(cpuAfter-cpuBefore, available), "")
 	if f.hub.controllers != nil {
 		row("(a)   of which the hub controllers", cores(ctlAfter-ctlBefore, available), "")
@@ -260,6 +283,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	reqBefore := f.requests(ctx)
 	started = time.Now()
 	if err := pause(ctx, *fleetSteady); err != nil {
 		return err
@@ -271,6 +295,11 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	simAfter, err := cpuTime(os.Getpid())
 	if err != nil {
 		return err
+	}
+	if reqBefore != nil {
+		if reqAfter := f.requests(ctx); reqAfter != nil {
+			printRequests(fmt.Sprintf("(b) steady state (%s)", *fleetSteady), reqBefore, reqAfter, 1)
+		}
 	}
 	wall := time.Since(started)
 	profiles.Wait()
