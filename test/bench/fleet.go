@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -327,6 +328,14 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents, minus the simulator before them)", *fleetMode),
 			fmt.Sprintf("%.0f KiB", float64(self-f.simEmpty)/float64(n)/1024), "< 200 KiB hollow")
 	}
+	// RSS also holds garbage not yet collected and spans the runtime has
+	// not returned: the live heap and stacks are what the agents hold.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	row(fmt.Sprintf("(b) simulator live heap + goroutine stacks after a GC, per simulated cluster (%s agents, all of the simulator's)", *fleetMode),
+		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
+	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
 		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {

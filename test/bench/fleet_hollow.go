@@ -572,6 +572,14 @@ func (a *hollowAgent) policy(ctx context.Context, p *policyv1.Policy) {
 	if g, ok := a.evaluated[p.Name]; ok && g == p.Generation {
 		return
 	}
+	// As the policy agent: read the hub itself, not the watch's copy,
+	// which may not hold the agent's own last status write yet.
+	if err := a.hub.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if !apierrors.IsNotFound(err) {
+			a.sh.failed("get policies", err)
+		}
+		return
+	}
 	now := time.Now()
 	before := p.DeepCopy()
 	var (
