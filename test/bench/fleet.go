@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -48,6 +49,20 @@ type fleet struct {
 	// rssEmpty and liveEmpty are the hub's RSS and live heap (pprof
 	// hubs only) before any cluster joined.
 	rssEmpty, liveEmpty int64
+	// simEmpty is this process's RSS before any simulated cluster ran.
+	simEmpty int64
+	// reqEmpty are the hub's requests by verb and resource before any
+	// cluster joined; nil when the hub serves no request metrics.
+	reqEmpty map[string]float64
+}
+
+// requests reads the hub's requests by verb and resource, or nil (said once).
+func (f *fleet) requests(ctx context.Context) map[string]float64 {
+	r, err := hubRequests(ctx, f.cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: hub requests by verb and resource:", err)
+	}
+	return r
 }
 
 // benchFleet runs the fleet simulator (see docs/benchmarks.md, "Fleet
@@ -72,6 +87,11 @@ func benchFleet(ctx context.Context, e *env) error {
 			return fmt.Errorf("%w\n%s", withCause(ctx, err), saveOutput(f.hub, f.spokes))
 		}
 	}
+	if f.reqEmpty != nil {
+		if all := f.requests(ctx); all != nil {
+			printRequests("whole run", f.reqEmpty, all, float64(n)/10)
+		}
+	}
 	f.mem.print()
 	return nil
 }
@@ -90,12 +110,20 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 			stop()
 		}
 	}()
+	if err := checkFleetMode(); err != nil {
+		return nil, stop, err
+	}
 	f := &fleet{names: clusterNames("sim", n)}
 	if f.hub, err = startHubUnderTest(ctx, e, filepath.Join(e.workDir, "fleet-hub")); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, f.hub.Stop)
-	for i := range spokeCount(n) {
+	// Hollow agents need no spoke: they compute what a spoke would say.
+	spokes := spokeCount(n)
+	if hollow() {
+		spokes = 0
+	}
+	for i := range spokes {
 		spoke, err := startSpoke(ctx, e, filepath.Join(e.workDir, fmt.Sprintf("fleet-spoke-%d", i)))
 		if err != nil {
 			return nil, stop, err
@@ -103,7 +131,11 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		f.spokes = append(f.spokes, spoke)
 		stops = append(stops, func() { spoke.Stop(time.Minute) })
 	}
-	row("(a) shared spokes", fmt.Sprintf("%d (%d clusters each)", len(f.spokes), (n+len(f.spokes)-1)/len(f.spokes)), "")
+	if hollow() {
+		row("(a) simulated clusters", "hollow agents (-fleet-mode hollow), no spoke", "")
+	} else {
+		row("(a) shared spokes", fmt.Sprintf("%d (%d clusters each)", len(f.spokes), (n+len(f.spokes)-1)/len(f.spokes)), "")
+	}
 	if f.mem, err = f.watchMemory(ctx, abort); err != nil {
 		return nil, stop, err
 	}
@@ -139,8 +171,21 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		return nil, stop, err
 	}
 
+	simBefore, err := cpuTime(os.Getpid())
+	if err != nil {
+		return nil, stop, err
+	}
+	if f.simEmpty, err = framework.RSSOf(os.Getpid()); err != nil {
+		return nil, stop, err
+	}
+	f.reqEmpty = f.requests(ctx)
 	started := time.Now()
-	stopAgents, err := startAgents(ctx, f.names, f.spokeKubeconfigs(), bootstrap, *fleetResync)
+	var stopAgents func()
+	if hollow() {
+		stopAgents, err = startHollowAgents(ctx, f.names, bootstrap, f.cfg)
+	} else {
+		stopAgents, err = startAgents(ctx, f.names, f.spokeKubeconfigs(), bootstrap, *fleetResync)
+	}
 	if err != nil {
 		return nil, stop, err
 	}
@@ -169,11 +214,19 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		return nil, stop, err
 	}
 	row(fmt.Sprintf("(a) %d clusters: start to all in the default ClusterSet", n), seconds(time.Since(started)), "")
+	if f.reqEmpty != nil {
+		if joined := f.requests(ctx); joined != nil {
+			printRequests("(a) registration", f.reqEmpty, joined, float64(n)/10)
+		}
+	}
 	row("(a) hub CPU while registering", cores(cpuAfter-cpuBefore, available), "")
 	if f.hub.controllers != nil {
 		row("(a)   of which the hub controllers", cores(ctlAfter-ctlBefore, available), "")
 	}
 	row("(a) hub RSS, empty → all joined", mib(f.rssEmpty)+" → "+mib(rss), "")
+	if simAfter, err := cpuTime(os.Getpid()); err == nil {
+		row("(a) simulator CPU while registering, per simulated cluster", fmt.Sprintf("%.1f ms", float64((simAfter-simBefore).Milliseconds())/float64(n)), "")
+	}
 	return f, stop, nil
 }
 
@@ -227,6 +280,11 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	simBefore, err := cpuTime(os.Getpid())
+	if err != nil {
+		return err
+	}
+	reqBefore := f.requests(ctx)
 	started = time.Now()
 	if err := pause(ctx, *fleetSteady); err != nil {
 		return err
@@ -234,6 +292,15 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	cpuAfter, ctlAfter, err := f.hub.cpu()
 	if err != nil {
 		return err
+	}
+	simAfter, err := cpuTime(os.Getpid())
+	if err != nil {
+		return err
+	}
+	if reqBefore != nil {
+		if reqAfter := f.requests(ctx); reqAfter != nil {
+			printRequests(fmt.Sprintf("(b) steady state (%s)", *fleetSteady), reqBefore, reqAfter, 1)
+		}
 	}
 	wall := time.Since(started)
 	profiles.Wait()
@@ -257,8 +324,19 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		row("(b) hub live heap per cluster (minus the empty hub's)", fmt.Sprintf("%.0f KiB", float64(live-f.liveEmpty)/float64(n)/1024), "")
 	}
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
-		row("(b) simulator RSS per simulated cluster", fmt.Sprintf("%.0f KiB", float64(self)/float64(n)/1024), "")
+		row(fmt.Sprintf("(b) simulator RSS, before the agents → steady state (%s agents)", *fleetMode), mib(f.simEmpty)+" → "+mib(self), "")
+		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents, minus the simulator before them)", *fleetMode),
+			fmt.Sprintf("%.0f KiB", float64(self-f.simEmpty)/float64(n)/1024), "< 200 KiB hollow")
 	}
+	// RSS also holds garbage not yet collected and spans the runtime has
+	// not returned: the live heap and stacks are what the agents hold.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	row(fmt.Sprintf("(b) simulator live heap + goroutine stacks after a GC, per simulated cluster (%s agents, all of the simulator's)", *fleetMode),
+		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
+	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
+	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
 		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
 			return err

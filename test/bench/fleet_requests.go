@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+)
+
+// hubRequests reads the API requests the hub served so far, by verb and
+// resource ("LIST managedclusters"; subresources after a slash), from
+// apiserver_request_total on its /metrics: the same in both simulator
+// modes, so that they can be set side by side.
+func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	body, err := dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the hub's /metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for kv := range strings.SplitSeq(labels, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			l[k] = strings.Trim(val, `"`)
+		}
+		if l["resource"] == "" {
+			continue
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += v
+	}
+	return out, nil
+}
+
+// printRequests prints the requests served between two readings, by verb
+// and resource, most first, those under min left out.
+func printRequests(what string, before, after map[string]float64, min float64) {
+	type count struct {
+		key string
+		n   float64
+	}
+	var counts []count
+	var total float64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			total += d
+			if d >= min {
+				counts = append(counts, count{k, d})
+			}
+		}
+	}
+	slices.SortFunc(counts, func(a, b count) int {
+		if a.n != b.n {
+			if a.n > b.n {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	row(what+": hub API requests", fmt.Sprintf("%.0f", total), "")
+	for _, c := range counts {
+		row("      "+c.key, fmt.Sprintf("%.0f", c.n), "")
+	}
+}
