@@ -143,6 +143,8 @@ The sandbox keeps running. Explore it:
     $BIN/flotilla describe work $REPLICASET -n apps
     $BIN/flotilla get works --clusters cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
+    $BIN/flotilla kubeconfig --cluster cluster1 --output-file $DEMO/c1-via-hub.kubeconfig
+    kubectl --kubeconfig $DEMO/c1-via-hub.kubeconfig get deployments -A   # through the hub's cluster proxy
     $BIN/flotilla dev status --dir $DEMO
     $BIN/flotilla console     # the web console: open the URL it prints
 Logs: $DEMO/*.log
