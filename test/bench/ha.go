@@ -117,22 +117,13 @@ func benchFailover(ctx context.Context, e *env, l haLease) error {
 	if err != nil {
 		return err
 	}
-	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spoke.Kubeconfig,
-		"--hub-token", join.Token, "--hub-apiserver", join.URL, "--cluster-name", cluster, "--run")
+	agentProc, err := joinAndAccept(ctx, e, spoke.Kubeconfig, api.AdminKubeconfig, join, cluster)
 	if err != nil {
 		return err
 	}
 	defer agentProc.Stop(time.Minute)
-	if _, err := flotilla(ctx, "accept", "--kubeconfig", api.AdminKubeconfig, "--clusters", cluster, "--wait", "--timeout", "2m"); err != nil {
-		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
-	}
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", api.AdminKubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: hub.Scheme()})
+	c, err := benchHubClient(api.AdminKubeconfig)
 	if err != nil {
 		return err
 	}

@@ -37,15 +37,11 @@ func benchRestart(ctx context.Context, e *env) error {
 	}
 	defer func() { procs.stop() }()
 	const cluster = "bench-restart"
-	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", procs.spoke.Kubeconfig,
-		"--hub-token", procs.join.Token, "--hub-apiserver", procs.join.URL, "--cluster-name", cluster, "--run")
+	agentProc, err := joinAndAccept(ctx, e, procs.spoke.Kubeconfig, procs.hub.Kubeconfig, procs.join, cluster)
 	if err != nil {
 		return err
 	}
 	defer agentProc.Stop(time.Minute)
-	if _, err := flotilla(ctx, "accept", "--kubeconfig", procs.hub.Kubeconfig, "--clusters", cluster, "--wait", "--timeout", "2m"); err != nil {
-		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
-	}
 	c, err := benchHubClient(procs.hub.Kubeconfig)
 	if err != nil {
 		return err
@@ -108,6 +104,21 @@ func benchRestart(ctx context.Context, e *env) error {
 	row("create → Applied on the hub, p99, "+what, millis(p99), "< 2 s")
 	row("hub ready again → first work Applied", millis(first.Sub(ready)), "")
 	return nil
+}
+
+// joinAndAccept starts an agent for cluster on the spoke with `flotilla join
+// --run` and accepts it on the hub; the caller stops the returned process.
+func joinAndAccept(ctx context.Context, e *env, spokeKubeconfig, hubKubeconfig string, join joinInfo, cluster string) (*framework.Process, error) {
+	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spokeKubeconfig,
+		"--hub-token", join.Token, "--hub-apiserver", join.URL, "--cluster-name", cluster, "--run")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubKubeconfig, "--clusters", cluster, "--wait", "--timeout", "2m"); err != nil {
+		agentProc.Stop(time.Minute)
+		return nil, fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
+	}
+	return agentProc, nil
 }
 
 // benchHubClient is a client of the hub that knows its kinds and watches.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -14,12 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
-	"github.com/flotilla-io/flotilla/hub"
-	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 var (
@@ -40,22 +36,13 @@ func benchWork(ctx context.Context, e *env) error {
 	defer procs.stop()
 	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	const cluster = "bench-work"
-	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla"), "join", "--kubeconfig", spokeProc.Kubeconfig,
-		"--hub-token", join.Token, "--hub-apiserver", join.URL, "--cluster-name", cluster, "--run")
+	agentProc, err := joinAndAccept(ctx, e, spokeProc.Kubeconfig, hubProc.Kubeconfig, join, cluster)
 	if err != nil {
 		return err
 	}
 	defer agentProc.Stop(time.Minute)
-	if _, err := flotilla(ctx, "accept", "--kubeconfig", hubProc.Kubeconfig, "--clusters", cluster, "--wait", "--timeout", "2m"); err != nil {
-		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
-	}
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", hubProc.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: hub.Scheme()})
+	c, err := benchHubClient(hubProc.Kubeconfig)
 	if err != nil {
 		return err
 	}
