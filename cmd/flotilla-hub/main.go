@@ -35,6 +35,7 @@ func main() {
 func newCommand() *cobra.Command {
 	opts := hub.Options{}
 	var etcdServers []string
+	var etcdTLS controlplane.EtcdClientTLS
 	member := controlplane.EtcdMember{}
 	cmd := &cobra.Command{
 		Use:   "flotilla-hub",
@@ -73,6 +74,13 @@ written while the controllers change hands. See docs/ha.md.`,
     --etcd-name hub-2 --etcd-peer-url https://192.0.2.12:2380 \
     --etcd-initial-cluster hub-1=https://192.0.2.11:2380,hub-2=https://192.0.2.12:2380,hub-3=https://192.0.2.13:2380
 
+  # One of several hub processes that share an external etcd cluster over TLS
+  # (each with its own --data-dir holding a copy of the first one's CA and
+  # service-account keys; see docs/ha.md):
+  flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.21 --tls-san 192.0.2.21,192.0.2.22 \
+    --etcd-servers https://192.0.2.31:2379,https://192.0.2.32:2379,https://192.0.2.33:2379 \
+    --etcd-cafile /etc/etcd/ca.crt --etcd-certfile /etc/flotilla/etcd-client.crt --etcd-keyfile /etc/flotilla/etcd-client.key
+
   # Run the hub controllers against an existing cluster:
   flotilla-hub --kubeconfig ~/.kube/config
 
@@ -91,6 +99,7 @@ written while the controllers change hands. See docs/ha.md.`,
 				return err
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
+			opts.ControlPlane.EtcdClientTLS = etcdTLS
 			if member.InitialCluster != "" {
 				if opts.LeaderElect && opts.Lease.RenewDeadline < minMemberRenewDeadline {
 					return fmt.Errorf("--leader-elect-renew-deadline %s is too short for a member of an etcd cluster: while the members elect a new etcd leader (a member died) writes fail for up to 7 s, and a hub leader that cannot renew for the deadline stops, taking its member down with it; give at least %s", opts.Lease.RenewDeadline, minMemberRenewDeadline)
@@ -125,7 +134,10 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.IntVar(&opts.ControlPlane.SecurePort, "secure-port", 6443, "port of the API server")
 	f.StringVar(&opts.ControlPlane.AdvertiseAddress, "advertise-address", "", "address agents use to reach the hub, written into kubeconfigs and cluster-info (default: the bind address)")
 	f.StringSliceVar(&opts.ControlPlane.ServingSANs, "tls-san", nil, "further DNS names and IP addresses in the API server's serving certificate, for agents and users that reach the hub by another name than --advertise-address (a load balancer's, a container's); repeatable or comma separated")
-	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "URLs of an external etcd to use instead of the embedded one")
+	f.StringSliceVar(&etcdServers, "etcd-servers", nil, "client URLs of the members of an external etcd cluster to use instead of the embedded etcd, comma separated (https:// with --etcd-cafile, --etcd-certfile, --etcd-keyfile; see docs/ha.md)")
+	f.StringVar(&etcdTLS.CAFile, "etcd-cafile", "", "with --etcd-servers: PEM file of the CA that signed the etcd servers' certificates")
+	f.StringVar(&etcdTLS.CertFile, "etcd-certfile", "", "with --etcd-servers: PEM client certificate the hub authenticates to etcd with (etcd's --client-cert-auth)")
+	f.StringVar(&etcdTLS.KeyFile, "etcd-keyfile", "", "with --etcd-servers: PEM private key of --etcd-certfile")
 	f.StringVar(&member.InitialCluster, "etcd-initial-cluster", "", "run the embedded etcd as a member of a cluster of hub processes: every member as name=https://address:port (its peer URL), comma separated, the same on each; the first one named makes the PKI, the others start from a copy (docs/ha.md)")
 	f.StringVar(&member.Name, "etcd-name", "", "this member's name in --etcd-initial-cluster")
 	f.StringVar(&member.PeerURL, "etcd-peer-url", "", "https://address:port at which the other members reach this one, as in --etcd-initial-cluster")
@@ -187,7 +199,7 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
+	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}

@@ -24,8 +24,8 @@ const serviceClusterIPRange = "10.96.0.0/16"
 const firstServiceIP = "10.96.0.1"
 
 // apiServerArgs are the kube-apiserver flags of an embedded control plane.
-func apiServerArgs(p *pki, etcdServers []string, bind string, port int, advertise string) []string {
-	return []string{
+func apiServerArgs(p *pki, etcdServers []string, etcdTLS EtcdClientTLS, bind string, port int, advertise string) []string {
+	return append(etcdTLS.args(), []string{
 		"--etcd-servers=" + strings.Join(etcdServers, ","),
 		"--bind-address=" + bind,
 		fmt.Sprintf("--secure-port=%d", port),
@@ -45,7 +45,7 @@ func apiServerArgs(p *pki, etcdServers []string, bind string, port int, advertis
 		// endpoints may not be a loopback address, which ours usually is.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	}
+	}...)
 }
 
 // runAPIServer configures a kube-apiserver from flags and runs it until ctx

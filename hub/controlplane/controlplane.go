@@ -42,6 +42,9 @@ type Options struct {
 	ServingSANs []string
 	// EtcdServers, when set, replaces the embedded etcd.
 	EtcdServers []string
+	// EtcdClientTLS, with EtcdServers at https URLs, is how the API server
+	// verifies those servers and authenticates to them.
+	EtcdClientTLS EtcdClientTLS
 	// EtcdMember, when set, makes the embedded etcd a member of a cluster
 	// of several hub processes' etcds.
 	EtcdMember *EtcdMember
@@ -172,7 +175,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
-	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer, opts.Extensions, opts.Admission)
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.EtcdClientTLS, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer, opts.Extensions, opts.Admission)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +340,9 @@ func (o *Options) complete() error {
 	}
 	if o.Controllers == nil {
 		o.Controllers = HubControllers
+	}
+	if err := validateEtcdServers(o.EtcdServers, o.EtcdClientTLS); err != nil {
+		return err
 	}
 	if o.EtcdMember != nil {
 		if len(o.EtcdServers) > 0 {
