@@ -42,21 +42,38 @@ func agentNamespace() *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace, Labels: agentLabels()}}
 }
 
+// agentInstall is what join's flags say about the agent it installs.
+type agentInstall struct {
+	cluster, image       string
+	leaseDurationSeconds int32
+	certExpiration       time.Duration
+	// hubServers are further host:port addresses of the hub (the agent's
+	// --hub-server).
+	hubServers []string
+}
+
 // agentChartValues are the values of the flotilla-agent chart that make
 // what join installs: the chart is the one source of both.
 //
 // Without a kubeconfig (an agent that holds its own hub credentials joins
 // again) the chart leaves the cluster's bootstrap Secret alone.
-func agentChartValues(cluster, image string, leaseDurationSeconds int32, certExpiration time.Duration, kubeconfig []byte) map[string]any {
+func agentChartValues(a agentInstall, kubeconfig []byte) map[string]any {
 	values := map[string]any{
-		"clusterName":          cluster,
+		"clusterName":          a.cluster,
 		"createNamespace":      true,
-		"leaseDurationSeconds": leaseDurationSeconds,
-		"image":                map[string]any{"reference": image},
+		"leaseDurationSeconds": a.leaseDurationSeconds,
+		"image":                map[string]any{"reference": a.image},
 		"bootstrap":            map[string]any{"create": kubeconfig != nil, "kubeconfig": string(kubeconfig)},
 	}
-	if certExpiration != agent.DefaultCertificateExpiration {
-		values["extraArgs"] = []any{"--client-cert-expiration=" + certExpiration.String()}
+	if len(a.hubServers) > 0 {
+		servers := make([]any, len(a.hubServers))
+		for i, s := range a.hubServers {
+			servers[i] = s
+		}
+		values["hub"] = map[string]any{"servers": servers}
+	}
+	if a.certExpiration != agent.DefaultCertificateExpiration {
+		values["extraArgs"] = []any{"--client-cert-expiration=" + a.certExpiration.String()}
 	}
 	return values
 }
@@ -71,8 +88,8 @@ func agentChartValues(cluster, image string, leaseDurationSeconds int32, certExp
 // chart's execution.* values replace with a narrower role. Whoever may write
 // ManifestWorks in the cluster's hub namespace is, in effect, administrator
 // of this cluster.
-func agentObjects(cluster, image string, leaseDurationSeconds int32, certExpiration time.Duration, kubeconfig []byte) ([]client.Object, error) {
-	rendered, err := deploy.Render(deploy.AgentChart, agent.DefaultNamespace, agentChartValues(cluster, image, leaseDurationSeconds, certExpiration, kubeconfig))
+func agentObjects(a agentInstall, kubeconfig []byte) ([]client.Object, error) {
+	rendered, err := deploy.Render(deploy.AgentChart, agent.DefaultNamespace, agentChartValues(a, kubeconfig))
 	if err != nil {
 		return nil, err
 	}

@@ -3,14 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -248,6 +252,57 @@ func ensureClusterInfo(ctx context.Context, c *clients, hubURL string) error {
 }
 
 // parseHubURL checks a hub API server address given on the command line.
+// parseHubServers checks join's --hub-server entries, the other addresses
+// of the hub whose --hub-apiserver is apiServer, and returns them as the
+// host:port the agent's --hub-server takes. An entry may also be given as
+// an https:// URL, as --hub-apiserver is.
+func parseHubServers(apiServer string, servers []string) ([]string, error) {
+	first, err := parseHubURL(apiServer)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{hostPort(first): true}
+	var out []string
+	for _, s := range servers {
+		s = strings.TrimSpace(s)
+		addr := s
+		if strings.Contains(s, "://") {
+			u, err := url.Parse(s)
+			if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				return nil, fmt.Errorf("--hub-server %q is neither host:port nor an https:// URL of an API server (e.g. 192.0.2.12:6443)", s)
+			}
+			addr = hostPort(u)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host == "" {
+			return nil, fmt.Errorf("--hub-server %q is not host:port: give another member's address with its port, e.g. 192.0.2.12:6443", s)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("--hub-server %q: %q is not a port number", s, port)
+		}
+		if net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
+			return nil, fmt.Errorf("--hub-server %q: %q is neither an IP address nor a DNS name", s, host)
+		}
+		if seen[addr] {
+			if addr == hostPort(first) {
+				return nil, fmt.Errorf("--hub-server %q is the --hub-apiserver address already: list only the hub's other addresses", s)
+			}
+			return nil, fmt.Errorf("--hub-server names %s twice: list each address of the hub once", addr)
+		}
+		seen[addr] = true
+		out = append(out, addr)
+	}
+	return out, nil
+}
+
+// hostPort is u's host:port, with https's port 443 when u names none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "443")
+}
+
 func parseHubURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "https" || u.Host == "" {

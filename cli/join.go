@@ -30,12 +30,16 @@ type joinOptions struct {
 	*globalOptions
 	hubToken     string
 	hubAPIServer string
-	clusterName  string
-	caFile       string
-	wait         bool
-	run          bool
-	image        string
-	timeout      time.Duration
+	// hubServers are --hub-server as given; servers, the host:port they
+	// name, for the agent's --hub-server.
+	hubServers  []string
+	servers     []string
+	clusterName string
+	caFile      string
+	wait        bool
+	run         bool
+	image       string
+	timeout     time.Duration
 	// leaseDuration is spec.leaseDurationSeconds of the ManagedCluster the agent creates.
 	leaseDuration int32
 	// imageSet records whether --image was given.
@@ -63,6 +67,11 @@ open-cluster-management-agent and the Secret bootstrap-hub-kubeconfig
 (key "kubeconfig") holding the hub address, CA and token, and installs the
 agent as the Deployment open-cluster-management-agent/flotilla-agent (--image).
 
+For a hub of several members or processes (docs/ha.md), --hub-server lists
+the other members' addresses: the agent dials them in turn when the address
+it uses does not answer, keeping the --hub-apiserver host as the name it
+verifies, so every member's serving certificate must name that host.
+
 The agent's ServiceAccount may read nodes and namespaces, manage ClusterClaims,
 AppliedManifestWorks and ConfigurationPolicies, and its own secrets and
 leases. Because it applies whatever the hub's ManifestWorks hold, it is also
@@ -88,6 +97,11 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
   flotilla join --kubeconfig cluster1.kubeconfig --hub-token abcdef.0123456789abcdef \
       --hub-apiserver https://hub.example.com:6443 --cluster-name cluster1 --wait
 
+  # A hub of several members (docs/ha.md): join through one, and let the agent
+  # fail over to the others (every member's certificate names hub-1.example.com).
+  flotilla join --hub-token abcdef.0123456789abcdef --cluster-name cluster1 \
+      --hub-apiserver https://hub-1.example.com:6443 --hub-server 192.0.2.12:6443,192.0.2.13:6443
+
   # Trust the hub's CA from a file instead of the hub's signed cluster-info.
   flotilla join ... --ca-file hub-ca.crt
 
@@ -109,6 +123,7 @@ holds its own hub credentials (Secret hub-kubeconfig-secret).`,
 	f := cmd.Flags()
 	f.StringVar(&o.hubToken, "hub-token", "", "join token printed by \"flotilla init\" or \"flotilla get token\" on the hub")
 	f.StringVar(&o.hubAPIServer, "hub-apiserver", "", "address of the hub's API server, e.g. https://hub.example.com:6443")
+	f.StringSliceVar(&o.hubServers, "hub-server", nil, "further addresses (host:port) of the hub's API server, for a hub of several members: the agent fails over to them when --hub-apiserver does not answer; repeatable or comma separated")
 	f.StringVar(&o.clusterName, "cluster-name", "", "name of this cluster on the hub: a DNS-1123 label, unique on the hub")
 	f.StringVar(&o.caFile, "ca-file", "", "PEM file with the hub's CA certificate (default: learn it from the hub, verified with the token)")
 	f.BoolVar(&o.wait, "wait", false, "wait until the agent holds its own hub credentials, i.e. the hub accepted the cluster")
@@ -139,6 +154,9 @@ func (o *joinOptions) validate() (bootstrapToken, error) {
 		return tok, errors.New("--hub-apiserver is required: the hub address printed by `flotilla init`, e.g. https://hub.example.com:6443")
 	}
 	if _, err := parseHubURL(o.hubAPIServer); err != nil {
+		return tok, err
+	}
+	if o.servers, err = parseHubServers(o.hubAPIServer, o.hubServers); err != nil {
 		return tok, err
 	}
 	if o.dryRun && (o.run || o.wait) {
@@ -197,7 +215,7 @@ func (o *joinOptions) runJoin(ctx context.Context, tok bootstrapToken) error {
 			firstLine(err.Error()), o.clusterName, held.Cert.NotAfter.UTC().Format(time.RFC3339))
 		kubeconfig = nil
 	}
-	objs, err := agentObjects(o.clusterName, o.image, o.leaseDuration, o.certExpiration, kubeconfig)
+	objs, err := agentObjects(agentInstall{cluster: o.clusterName, image: o.image, leaseDurationSeconds: o.leaseDuration, certExpiration: o.certExpiration, hubServers: o.servers}, kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -299,6 +317,7 @@ Accept the cluster by running on the hub:
 		SpokeKubeconfig:       path,
 		LeaseDurationSeconds:  o.leaseDuration,
 		CertificateExpiration: o.certExpiration,
+		HubServers:            o.servers,
 		MetricsAddr:           "0",
 		HealthProbeAddr:       "0",
 		Proxy:                 true,

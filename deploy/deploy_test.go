@@ -78,6 +78,37 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// TestRenderHubServers: hub.servers becomes the agent's --hub-server, and
+// no value means no flag.
+func TestRenderHubServers(t *testing.T) {
+	argsFor := func(values map[string]any) string {
+		t.Helper()
+		objs, err := Render(AgentChart, AgentNamespace, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "Deployment" {
+				return strings.Join(mustStrings(t, o.Object, "spec", "template", "spec", "containers"), " ")
+			}
+		}
+		t.Fatal("no Deployment")
+		return ""
+	}
+	if args := argsFor(agentValues); strings.Contains(args, "--hub-server") {
+		t.Errorf("agent args %s without hub.servers, want no --hub-server", args)
+	}
+	values := map[string]any{
+		"clusterName": "cluster1",
+		"hub": map[string]any{"apiServer": "https://hub.example.com:6443", "caCert": "-----BEGIN CERTIFICATE-----\n",
+			"servers": []any{"192.0.2.12:6443", "hub-3.example.com:6443"}},
+		"bootstrap": map[string]any{"token": "abcdef.0123456789abcdef"},
+	}
+	if args := argsFor(values); !strings.Contains(args, "--hub-server=192.0.2.12:6443,hub-3.example.com:6443") {
+		t.Errorf("agent args %s, want --hub-server=192.0.2.12:6443,hub-3.example.com:6443", args)
+	}
+}
+
 // TestRenderErrors: a missing required value says which and how to fix it.
 func TestRenderErrors(t *testing.T) {
 	tests := []struct {
