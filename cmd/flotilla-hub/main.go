@@ -100,6 +100,17 @@ written while the controllers change hands. See docs/ha.md.`,
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
 			opts.ControlPlane.EtcdClientTLS = etcdTLS
+			if len(etcdServers) > 0 {
+				// Several hub processes on one external etcd cluster: the
+				// same hazards as members of one (below), and one webhook
+				// configuration in the shared store.
+				if opts.LeaderElect && opts.Lease.RenewDeadline < minMemberRenewDeadline {
+					return fmt.Errorf("--leader-elect-renew-deadline %s is too short for a hub on an external etcd cluster: while its members elect a new etcd leader (a member died) writes fail for up to 7 s, and a hub leader that cannot renew for the deadline stops and exits; give at least %s", opts.Lease.RenewDeadline, minMemberRenewDeadline)
+				}
+				if !cmd.Flags().Changed("webhook-port") {
+					opts.Webhook.Port = hub.DefaultWebhookPort
+				}
+			}
 			if member.InitialCluster != "" {
 				if opts.LeaderElect && opts.Lease.RenewDeadline < minMemberRenewDeadline {
 					return fmt.Errorf("--leader-elect-renew-deadline %s is too short for a member of an etcd cluster: while the members elect a new etcd leader (a member died) writes fail for up to 7 s, and a hub leader that cannot renew for the deadline stops, taking its member down with it; give at least %s", opts.Lease.RenewDeadline, minMemberRenewDeadline)
@@ -147,7 +158,7 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&opts.Webhook.BindAddress, "webhook-bind-address", "127.0.0.1", "address the ManifestWork admission webhook server listens on")
-	f.IntVar(&opts.Webhook.Port, "webhook-port", 0, fmt.Sprintf("port of the ManifestWork admission webhook server (default: a free one, which the hub registers with its embedded API server; %d with --kubeconfig)", hub.DefaultWebhookPort))
+	f.IntVar(&opts.Webhook.Port, "webhook-port", 0, fmt.Sprintf("port of the ManifestWork admission webhook server (default: a free one, which the hub registers with its embedded API server; %d with --kubeconfig, --etcd-servers or --etcd-initial-cluster, where every hub process registers the same address)", hub.DefaultWebhookPort))
 	f.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", "", "directory with the webhook server's tls.crt, tls.key and the ca.crt that signed them (default: issued from the hub's CA under --data-dir; required with --kubeconfig to serve the webhook)")
 	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
 	f.StringVar(&opts.Webhook.Service, "webhook-service", "", "namespace/name of a Service (port 443) in front of the webhook server, through which the API server calls it instead of --webhook-advertise-url (as the flotilla-hub chart installs it)")
