@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -42,6 +43,8 @@ import (
 // `flotilla-hub snapshot save`, which has no etcd TLS flags yet, uses).
 type externalEtcd struct {
 	members []*embed.Etcd
+	// stop closes a member once (embed.Etcd.Close must not run twice).
+	stop []func()
 	// httpsURLs and httpURLs are the members' client URLs.
 	httpsURLs, httpURLs []string
 	// caFile signed every member's certificate; certFile and keyFile are
@@ -87,7 +90,9 @@ func startExternalEtcd(dir string) *externalEtcd {
 		e, err := embed.StartEtcd(cfg)
 		Expect(err).NotTo(HaveOccurred())
 		x.members = append(x.members, e)
-		DeferCleanup(e.Close)
+		stop := sync.OnceFunc(e.Close)
+		x.stop = append(x.stop, stop)
+		DeferCleanup(stop)
 	}
 	for _, e := range x.members {
 		select {
@@ -327,7 +332,7 @@ var _ = Describe("Two hub processes on an external etcd cluster", Label("ha"), f
 		Eventually(func() int { c, _, _ := w.snapshot(); return c }, 10*time.Second).Should(BeNumerically(">=", 3))
 		lead := etcd.leader()
 		etcdKilled := time.Now()
-		etcd.members[lead].Close()
+		etcd.stop[lead]()
 		Eventually(func() int { c, _, _ := w.snapshot(); return c }, time.Minute).Should(BeNumerically(">=", 20))
 		created, failed, lost = w.stop()
 		Expect(lost).To(BeEmpty())
