@@ -354,6 +354,9 @@ var _ = Describe("Two hub processes on an external etcd cluster", Label("ha"), f
 		Expect(hubB.Exited()).To(BeFalse(), "hub B survives the etcd election")
 		Expect(available()).To(Equal(metav1.ConditionTrue))
 		GinkgoWriter.Printf("etcd leader stopped: first write after it %s later; %d works created through B, %d attempts failed (retried), all Applied\n", firstWrite.Round(time.Millisecond), len(created), len(failed))
+		for _, fl := range failed {
+			GinkgoWriter.Printf("  failed %s after the stop: %s\n", fl.at.Sub(etcdKilled).Round(time.Millisecond), fl.err)
+		}
 
 		By("taking a snapshot of the external etcd with the PKI of B's data directory")
 		// One surviving member's URL: snapshot save asks exactly one member
