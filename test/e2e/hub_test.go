@@ -65,6 +65,16 @@ var _ = Describe("flotilla-hub", func() {
 		Entry("contradictory flags", func() []string {
 			return []string{"--kubeconfig", "/dev/null", "--etcd-servers", "http://127.0.0.1:2379"}
 		}, "--etcd-servers configures the embedded control plane"),
+		Entry("etcd TLS files for plain http etcd servers", func() []string {
+			return []string{"--data-dir", GinkgoT().TempDir(), "--etcd-servers", "http://127.0.0.1:2379", "--etcd-cafile", "/dev/null"}
+		}, "are for https:// etcd servers"),
+		Entry("an etcd client certificate without its key", func() []string {
+			return []string{"--data-dir", GinkgoT().TempDir(), "--etcd-servers", "https://127.0.0.1:2379", "--etcd-certfile", "/dev/null"}
+		}, "--etcd-certfile and --etcd-keyfile go together"),
+		Entry("a renew deadline an etcd election outlasts, on an external etcd", func() []string {
+			return []string{"--data-dir", GinkgoT().TempDir(), "--etcd-servers", "https://127.0.0.1:2379",
+				"--leader-elect-lease-duration", "6s", "--leader-elect-renew-deadline", "4s", "--leader-elect-retry-period", "1s"}
+		}, "is too short for a hub on an external etcd cluster"),
 		Entry("a port in use", func() []string {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			Expect(err).NotTo(HaveOccurred())
