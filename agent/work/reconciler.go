@@ -81,6 +81,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	s := &scope{work: work, state: r.states.get(work.Name), now: time.Now()}
+	if s.state.stale(work) {
+		return ctrl.Result{}, nil
+	}
 	if !work.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
@@ -90,7 +93,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	before := work.DeepCopy()
 	defer func() {
-		if perr := r.patchStatus(ctx, before, s.work); perr != nil {
+		perr := r.patchStatus(ctx, before, s.work)
+		s.state.written = s.work.ResourceVersion
+		if perr != nil {
 			// The error's backoff replaces the result's requeue.
 			res, err = ctrl.Result{}, errors.Join(err, perr)
 			return

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
@@ -25,6 +26,22 @@ type workState struct {
 	manifests map[objectKey]*manifestState
 	// failures counts passes in a row in which a manifest failed.
 	failures int
+	// written is the work's resourceVersion after the agent's last pass:
+	// its own writes (finalizer, status) included.
+	written string
+}
+
+// stale says whether work, as the cache holds it, is older than what the
+// agent itself last wrote. The watch event of that write is on its way and
+// brings another pass; this copy lacks the agent's own status, and a pass
+// on it would only write that status again. Resource versions are compared
+// as Kubernetes allows since 1.35: integers, ordered per resource.
+func (st *workState) stale(work *workv1.ManifestWork) bool {
+	if st.written == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(work.ResourceVersion, st.written)
+	return err == nil && c < 0
 }
 
 // manifestState is one object as the agent last left it.
