@@ -56,8 +56,9 @@ func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 }
 
 // printRequests prints the requests served between two readings, by verb
-// and resource, most first, those under min left out.
-func printRequests(what string, before, after map[string]float64, min float64) {
+// and resource, most first, those under min left out; with per > 0, each
+// also divided by per (the clusters a fan-out reached).
+func printRequests(what string, before, after map[string]float64, min float64, per int) {
 	type count struct {
 		key string
 		n   float64
@@ -81,8 +82,14 @@ func printRequests(what string, before, after map[string]float64, min float64) {
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	row(what+": hub API requests", fmt.Sprintf("%.0f", total), "")
+	figure := func(n float64) string {
+		if per <= 0 {
+			return fmt.Sprintf("%.0f", n)
+		}
+		return fmt.Sprintf("%.0f (%.2f per cluster)", n, n/float64(per))
+	}
+	row(what+": hub API requests", figure(total), "")
 	for _, c := range counts {
-		row("      "+c.key, fmt.Sprintf("%.0f", c.n), "")
+		row("      "+c.key, figure(c.n), "")
 	}
 }
