@@ -12,7 +12,8 @@ import (
 )
 
 // hubRequests reads the API requests the hub served so far, by verb and
-// resource ("LIST managedclusters"; subresources after a slash), from
+// resource ("LIST managedclusters"; subresources after a slash; conflicts
+// counted apart), from
 // apiserver_request_total on its /metrics: the same in both simulator
 // modes, so that they can be set side by side.
 func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
@@ -49,6 +50,10 @@ func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 		key := l["verb"] + " " + l["resource"]
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
+		}
+		if l["code"] == "409" {
+			// Conflicts apart: each is a write that was computed again.
+			key += " (409 Conflict)"
 		}
 		out[key] += v
 	}
