@@ -136,7 +136,7 @@ func (m *EtcdMember) checkSharedPKI(pkiDir string) error {
 	if m.Name == m.first() {
 		return nil
 	}
-	for _, f := range []string{caCertFile, caKeyFile, saKeyFile, saPubFile, filepath.Join(etcdPKIDir, etcdCACertFile), filepath.Join(etcdPKIDir, etcdCAKeyFile)} {
+	for _, f := range sharedPKIFiles {
 		if _, err := os.Stat(filepath.Join(pkiDir, f)); err != nil {
 			return fmt.Errorf("%s is missing: every hub member starts from a copy of the first member's (%s) CA and keys; copy ca.crt, ca.key, sa.key, sa.pub, etcd/ca.crt and etcd/ca.key from its <data-dir>/pki into %s before the first start (docs/ha.md)", filepath.Join(pkiDir, f), m.first(), pkiDir)
 		}

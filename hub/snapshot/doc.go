@@ -20,4 +20,19 @@
 // past anything clients may have seen and marking it compacted: agents'
 // watches from before the restore end with "resource version too old",
 // they list again and see the restored state, deletions included.
+//
+// The same archive also makes a hub of several embedded etcd members: each
+// machine restores it on its own, with the member flags it will start with
+// (the same --etcd-initial-cluster everywhere). Each member's etcd data is
+// restored as that member of a new cluster, whose token derives from the
+// archive, so that every machine computes the same member and cluster IDs,
+// and a survivor of the lost cluster is refused as a stranger. A member
+// takes from the archive only the PKI that the members share (the hub CA,
+// the service-account keys, the etcd peer CA); the serving, client and
+// peer certificates of the snapshot's hub name that hub's addresses, and
+// each member makes its own at start. The first member named also takes
+// the hub's identity in the leader election. Because the members restore
+// independently, the shared etcd peer CA must come from the archive:
+// Save puts a new one into the archive of a hub that has none (one
+// process), never into the hub's data directory.
 package snapshot

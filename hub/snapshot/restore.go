@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	etcdutl "go.etcd.io/etcd/etcdutl/v3/snapshot"
@@ -43,11 +44,30 @@ type RestoreOptions struct {
 	// Replace removes what DataDir holds first (never while a hub runs
 	// on it).
 	Replace bool
+	// Member, when set, makes DataDir the data directory of this member
+	// of a hub of several embedded etcd members, each restored from the
+	// same archive on its own machine. It holds the member's etcd data
+	// and the PKI that the members share (the hub CA, the service-account
+	// keys, the etcd peer CA), not the snapshot's serving, client or peer
+	// certificates, which name the snapshot's hub: the member makes its
+	// own at start, as a member started from a copy of the PKI does.
+	Member *controlplane.EtcdMember
 }
+
+// identityEntry is the hub's identity in the leader election.
+const identityEntry = "hub-identity"
 
 // Restore makes DataDir a hub's data directory from a snapshot and returns
 // the snapshot's manifest.
 func Restore(ctx context.Context, o RestoreOptions) (Manifest, error) {
+	if o.Member != nil {
+		if err := o.Member.Validate(); err != nil {
+			return Manifest{}, err
+		}
+		if o.Member.InitialClusterState != controlplane.ClusterStateNew {
+			return Manifest{}, fmt.Errorf("a restored member starts with its peers as a new cluster: --etcd-initial-cluster-state %s does not apply", o.Member.InitialClusterState)
+		}
+	}
 	lock, err := controlplane.LockDataDir(o.DataDir)
 	if err != nil {
 		return Manifest{}, err
@@ -65,7 +85,7 @@ func Restore(ctx context.Context, o RestoreOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	err = etcdutl.NewV3(zap.NewNop()).Restore(etcdutl.RestoreConfig{
+	cfg := etcdutl.RestoreConfig{
 		SnapshotPath:        filepath.Join(staging, filepath.FromSlash(etcdEntry)),
 		Name:                controlplane.EtcdName,
 		OutputDataDir:       controlplane.EtcdDir(o.DataDir),
@@ -74,12 +94,23 @@ func Restore(ctx context.Context, o RestoreOptions) (Manifest, error) {
 		InitialClusterToken: "etcd-cluster",
 		RevisionBump:        RevisionBump,
 		MarkCompacted:       true,
-	})
-	if err != nil {
+	}
+	keep := func(string) bool { return true }
+	if mem := o.Member; mem != nil {
+		if err := checkMemberArchive(o.File, m); err != nil {
+			return Manifest{}, err
+		}
+		cfg.Name = mem.Name
+		cfg.PeerURLs = []string{mem.PeerURL}
+		cfg.InitialCluster = mem.InitialCluster
+		cfg.InitialClusterToken = clusterToken(m)
+		keep = func(p string) bool { return memberKeeps(p, mem.Name == mem.First()) }
+	}
+	if err := etcdutl.NewV3(zap.NewNop()).Restore(cfg); err != nil {
 		return Manifest{}, fmt.Errorf("restore etcd's data into %s: %w", controlplane.EtcdDir(o.DataDir), err)
 	}
 	for _, e := range m.Entries {
-		if e.Path == etcdEntry {
+		if e.Path == etcdEntry || !keep(e.Path) {
 			continue
 		}
 		dst := filepath.Join(o.DataDir, filepath.FromSlash(e.Path))
@@ -90,8 +121,68 @@ func Restore(ctx context.Context, o RestoreOptions) (Manifest, error) {
 			return Manifest{}, err
 		}
 	}
+	if mem := o.Member; mem != nil && mem.Name == mem.First() && !m.HasEtcdCA() {
+		// An archive of an older flotilla-hub may hold no etcd CA: the
+		// first member makes it, as on a first start, and the others take
+		// a copy (Restore's caller says so).
+		if err := controlplane.CreateEtcdCA(filepath.Join(o.DataDir, "pki")); err != nil {
+			return Manifest{}, err
+		}
+	}
 	klog.FromContext(ctx).V(1).Info("Snapshot restored", "dataDir", o.DataDir, "created", m.Created)
 	return m, nil
+}
+
+// Has reports whether the archive holds the entry p.
+func (m Manifest) Has(p string) bool {
+	return slices.ContainsFunc(m.Entries, func(e Entry) bool { return e.Path == p })
+}
+
+// HasEtcdCA reports whether the archive holds an etcd peer CA, which every
+// member restored from it shares.
+func (m Manifest) HasEtcdCA() bool {
+	cert, key := controlplane.EtcdCAFiles()
+	return m.Has(pkiEntry(cert)) && m.Has(pkiEntry(key))
+}
+
+// checkMemberArchive refuses an archive that lacks the hub CA or the
+// service-account keys, which a member cannot make for itself.
+func checkMemberArchive(file string, m Manifest) error {
+	cert, key := controlplane.EtcdCAFiles()
+	for _, f := range controlplane.SharedPKIFiles() {
+		if f == cert || f == key {
+			continue
+		}
+		if !m.Has(pkiEntry(f)) {
+			return fmt.Errorf("%s holds no %s: it is not the snapshot of an embedded hub, and no member can be made from it", file, pkiEntry(f))
+		}
+	}
+	return nil
+}
+
+// memberKeeps says whether a member takes the archive's file p: the PKI
+// that every member shares, and, for the first member only, the hub's
+// identity in the leader election (two processes with one identity would
+// both think they lead).
+func memberKeeps(p string, first bool) bool {
+	if p == identityEntry {
+		return first
+	}
+	return slices.ContainsFunc(controlplane.SharedPKIFiles(), func(f string) bool { return p == pkiEntry(f) })
+}
+
+// clusterToken is the etcd cluster token of the members restored from m:
+// the same on every machine that restores this archive, so that they
+// compute the same member and cluster IDs, and new for every archive, so
+// that a member of the lost cluster (or of another restore) is refused as
+// being of another cluster.
+func clusterToken(m Manifest) string {
+	for _, e := range m.Entries {
+		if e.Path == etcdEntry && len(e.SHA256) >= 16 {
+			return "flotilla-hub-restore-" + e.SHA256[:16]
+		}
+	}
+	return "flotilla-hub-restore-" + m.Created.Format("20060102T150405Z")
 }
 
 // emptyDataDir checks that dir holds nothing but the lock, or removes what it

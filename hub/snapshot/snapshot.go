@@ -120,13 +120,25 @@ func Save(ctx context.Context, o SaveOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	for _, rel := range files {
-		src := filepath.Join(o.DataDir, filepath.FromSlash(rel))
+		sources[rel] = filepath.Join(o.DataDir, filepath.FromSlash(rel))
+	}
+	if err := addEtcdCA(sources, tmp); err != nil {
+		return Manifest{}, err
+	}
+	files = files[:0]
+	for rel := range sources {
+		if rel != etcdEntry {
+			files = append(files, rel)
+		}
+	}
+	sort.Strings(files)
+	for _, rel := range files {
+		src := sources[rel]
 		e, err := describe(rel, src)
 		if err != nil {
 			return Manifest{}, err
 		}
 		m.Entries = append(m.Entries, e)
-		sources[rel] = src
 	}
 	archive := filepath.Join(tmp, "archive")
 	if err := writeArchive(archive, m, sources); err != nil {
@@ -137,6 +149,29 @@ func Save(ctx context.Context, o SaveOptions) (Manifest, error) {
 	}
 	return m, nil
 }
+
+// addEtcdCA adds an etcd peer CA to the files of a snapshot whose hub has
+// none (one process, or on --etcd-servers), made in tmp, never in the hub's
+// data directory. Every member of a hub restored from the archive takes
+// its etcd CA from it: each machine restores on its own, and a CA made at
+// restore would differ on each.
+func addEtcdCA(sources map[string]string, tmp string) error {
+	cert, key := controlplane.EtcdCAFiles()
+	if _, ok := sources[pkiEntry(cert)]; ok {
+		return nil
+	}
+	pki := filepath.Join(tmp, "pki")
+	if err := controlplane.CreateEtcdCA(pki); err != nil {
+		return err
+	}
+	for _, f := range []string{cert, key} {
+		sources[pkiEntry(f)] = filepath.Join(pki, filepath.FromSlash(f))
+	}
+	return nil
+}
+
+// pkiEntry is the archive entry of f, a path relative to pki/.
+func pkiEntry(f string) string { return "pki/" + f }
 
 // dataFiles lists the regular files of the kept entries of dataDir, as
 // slash-separated paths relative to it, sorted.
