@@ -4,9 +4,9 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // stateStore remembers, per work, what the agent last did on the spoke, so
@@ -34,14 +34,9 @@ type workState struct {
 // stale says whether work, as the cache holds it, is older than what the
 // agent itself last wrote. The watch event of that write is on its way and
 // brings another pass; this copy lacks the agent's own status, and a pass
-// on it would only write that status again. Resource versions are compared
-// as Kubernetes allows since 1.35: integers, ordered per resource.
+// on it would only write that status again (see reconcile.Written).
 func (st *workState) stale(work *workv1.ManifestWork) bool {
-	if st.written == "" {
-		return false
-	}
-	c, err := resourceversion.CompareResourceVersion(work.ResourceVersion, st.written)
-	return err == nil && c < 0
+	return reconcile.IsOlder(work.ResourceVersion, st.written)
 }
 
 // manifestState is one object as the agent last left it.
