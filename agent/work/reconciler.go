@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // reconciler applies one hub session's ManifestWorks.
@@ -81,8 +82,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	s := &scope{work: work, state: r.states.get(work.Name), now: time.Now()}
-	if s.state.stale(work) {
-		return ctrl.Result{}, nil
+	if s.state.written.Stale(work.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: reconcile.StaleRequeue}, nil
 	}
 	if !work.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
@@ -94,7 +95,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	before := work.DeepCopy()
 	defer func() {
 		perr := r.patchStatus(ctx, before, s.work)
-		s.state.written = s.work.ResourceVersion
+		s.state.written.Record(s.work.ResourceVersion)
 		if perr != nil {
 			// The error's backoff replaces the result's requeue.
 			res, err = ctrl.Result{}, errors.Join(err, perr)

@@ -26,17 +26,11 @@ type workState struct {
 	manifests map[objectKey]*manifestState
 	// failures counts passes in a row in which a manifest failed.
 	failures int
-	// written is the work's resourceVersion after the agent's last pass:
-	// its own writes (finalizer, status) included.
-	written string
-}
-
-// stale says whether work, as the cache holds it, is older than what the
-// agent itself last wrote. The watch event of that write is on its way and
-// brings another pass; this copy lacks the agent's own status, and a pass
-// on it would only write that status again (see reconcile.Written).
-func (st *workState) stale(work *workv1.ManifestWork) bool {
-	return reconcile.IsOlder(work.ResourceVersion, st.written)
+	// written is the work's resourceVersion after the agent's last pass,
+	// its own writes (finalizer, status) included: a cached copy older
+	// than that lacks the agent's own status, and a pass on it would only
+	// write that status again.
+	written reconcile.LastWrite
 }
 
 // manifestState is one object as the agent last left it.

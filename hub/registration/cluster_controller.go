@@ -128,8 +128,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}
 
 	if r.written.Stale(cluster) {
-		// Its own last write's event is on its way, with another reconcile.
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: reconcile.StaleRequeue}, nil
 	}
 
 	s := &clusterScope{cluster: cluster, now: metav1.Now()}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,5 +36,12 @@ func TestWritten(t *testing.T) {
 	w.Forget(client.ObjectKeyFromObject(at("a", "")))
 	if w.Stale(at("a", "119")) {
 		t.Error("forgotten: not stale")
+	}
+}
+
+func TestLastWriteExpires(t *testing.T) {
+	l := LastWrite{rv: "120", at: time.Now().Add(-staleFor - time.Second)}
+	if l.Stale("119") {
+		t.Error("a write older than staleFor makes nothing stale: the cache may follow versions that do not compare")
 	}
 }
