@@ -39,6 +39,10 @@ type statusController struct {
 	about *aboutProperties
 	// failures counts failed reconciles in a row, for the backoff.
 	failures int
+	// conflicted says the last status patch met a newer ManagedCluster:
+	// the next read goes past the watch cache, which may still hold the
+	// copy that conflicted.
+	conflicted bool
 }
 
 // SetupWithManager adds the status controller to mgr, a manager of the
@@ -93,8 +97,13 @@ func (c *statusController) Reconcile(ctx context.Context, _ reconcile.Request) (
 	mc := &clusterv1.ManagedCluster{}
 	// Any recent version will do, so the hub answers from its watch cache
 	// rather than from etcd: each agent asks every lease period. A stale
-	// copy costs nothing, as the writes below carry its resourceVersion.
-	if err := s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc, fromCache); err != nil {
+	// copy costs one conflict, as the writes below carry its
+	// resourceVersion; after a conflict the read is a quorum read.
+	opts := []client.GetOption{fromCache}
+	if c.conflicted {
+		opts = nil
+	}
+	if err := s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc, opts...); err != nil {
 		return c.retry(ctx, "Cannot read the ManagedCluster; retrying", s.hubErr(err))
 	}
 	c.r.leaseSeconds.Store(mc.Spec.LeaseDurationSeconds)
@@ -128,7 +137,8 @@ func (c *statusController) Reconcile(ctx context.Context, _ reconcile.Request) (
 // retry logs why a reconcile failed in one line and asks to be run again
 // after a backoff no longer than the lease period.
 func (c *statusController) retry(ctx context.Context, msg string, err error) (reconcile.Result, error) {
-	if apierrors.IsConflict(err) {
+	c.conflicted = apierrors.IsConflict(err)
+	if c.conflicted {
 		// The hub wrote the ManagedCluster since it was read: read it again.
 		klog.FromContext(ctx).V(1).Info("The ManagedCluster changed while being updated; retrying")
 		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // reconciler applies one hub session's ManifestWorks.
@@ -81,6 +82,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	s := &scope{work: work, state: r.states.get(work.Name), now: time.Now()}
+	if s.state.written.Stale(work.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: reconcile.StaleRequeue}, nil
+	}
 	if !work.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
@@ -90,7 +94,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	before := work.DeepCopy()
 	defer func() {
-		if perr := r.patchStatus(ctx, before, s.work); perr != nil {
+		perr := r.patchStatus(ctx, before, s.work)
+		s.state.written.Record(s.work.ResourceVersion)
+		if perr != nil {
 			// The error's backoff replaces the result's requeue.
 			res, err = ctrl.Result{}, errors.Join(err, perr)
 			return

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // stateStore remembers, per work, what the agent last did on the spoke, so
@@ -25,6 +26,11 @@ type workState struct {
 	manifests map[objectKey]*manifestState
 	// failures counts passes in a row in which a manifest failed.
 	failures int
+	// written is the work's resourceVersion after the agent's last pass,
+	// its own writes (finalizer, status) included: a cached copy older
+	// than that lacks the agent's own status, and a pass on it would only
+	// write that status again.
+	written reconcile.LastWrite
 }
 
 // manifestState is one object as the agent last left it.

@@ -44,6 +44,10 @@ type ClusterReconciler struct {
 	Scheme *runtime.Scheme
 	// Recorder emits events once the status they describe is written.
 	Recorder events.EventRecorder
+
+	// written tells a cached cluster older than this controller's own
+	// last write of it, not to be reconciled again.
+	written reconcile.Written
 }
 
 // clusterWorkers is how many clusters are reconciled at once. Each
@@ -115,6 +119,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.written.Forget(req.NamespacedName)
 			// Gone without our cleanup (its finalizer was removed by hand):
 			// let the garbage collector delete its work RoleBinding.
 			return ctrl.Result{}, r.releaseWorkRoleBinding(ctx, req.Name)
@@ -122,10 +127,16 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, fmt.Errorf("get ManagedCluster %s: %w", req.Name, err)
 	}
 
+	if r.written.Stale(cluster) {
+		return ctrl.Result{RequeueAfter: reconcile.StaleRequeue}, nil
+	}
+
 	s := &clusterScope{cluster: cluster, now: metav1.Now()}
 	patcher := newClusterPatcher(cluster)
 	defer func() {
-		result, retErr = reconcile.FinishStatus(ctx, cluster, patcher.patch(ctx, r.Client, cluster), result, retErr, conflictRetry, r.Recorder, s.events)
+		perr := patcher.patch(ctx, r.Client, cluster)
+		r.written.Record(cluster)
+		result, retErr = reconcile.FinishStatus(ctx, cluster, perr, result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
 
 	if !cluster.DeletionTimestamp.IsZero() {

@@ -56,6 +56,18 @@ type fleet struct {
 	reqEmpty map[string]float64
 }
 
+// printRequestsSince prints the hub's requests since before, each per
+// cluster of the n a fan-out reached; those under one per ten clusters
+// are left out.
+func (f *fleet) printRequestsSince(ctx context.Context, what string, before map[string]float64, n int) {
+	if before == nil {
+		return
+	}
+	if after := f.requests(ctx); after != nil {
+		printRequests(what, before, after, float64(n)/10, n)
+	}
+}
+
 // requests reads the hub's requests by verb and resource, or nil (said once).
 func (f *fleet) requests(ctx context.Context) map[string]float64 {
 	r, err := hubRequests(ctx, f.cfg)
@@ -89,7 +101,7 @@ func benchFleet(ctx context.Context, e *env) error {
 	}
 	if f.reqEmpty != nil {
 		if all := f.requests(ctx); all != nil {
-			printRequests("whole run", f.reqEmpty, all, float64(n)/10)
+			printRequests("whole run", f.reqEmpty, all, float64(n)/10, 0)
 		}
 	}
 	f.mem.print()
@@ -216,7 +228,7 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 	row(fmt.Sprintf("(a) %d clusters: start to all in the default ClusterSet", n), seconds(time.Since(started)), "")
 	if f.reqEmpty != nil {
 		if joined := f.requests(ctx); joined != nil {
-			printRequests("(a) registration", f.reqEmpty, joined, float64(n)/10)
+			printRequests("(a) registration", f.reqEmpty, joined, float64(n)/10, 0)
 		}
 	}
 	row("(a) hub CPU while registering", cores(cpuAfter-cpuBefore, available), "")
@@ -299,7 +311,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	}
 	if reqBefore != nil {
 		if reqAfter := f.requests(ctx); reqAfter != nil {
-			printRequests(fmt.Sprintf("(b) steady state (%s)", *fleetSteady), reqBefore, reqAfter, 1)
+			printRequests(fmt.Sprintf("(b) steady state (%s)", *fleetSteady), reqBefore, reqAfter, 1, 0)
 		}
 	}
 	wall := time.Since(started)

@@ -61,6 +61,7 @@ func (f *fleet) fanOut(ctx context.Context) error {
 	stopProfiles := f.profileDuring(ctx, "fanout", 30*time.Second)
 	defer stopProfiles()
 	meter := f.meterCPU()
+	reqBefore := f.requests(ctx)
 	started := time.Now()
 	if err := f.c.Create(ctx, mwrs); err != nil {
 		return fmt.Errorf("create ManifestWorkReplicaSet %s/%s: %w", ns, name, err)
@@ -87,6 +88,7 @@ func (f *fleet) fanOut(ctx context.Context) error {
 	}
 	row(fmt.Sprintf("(c) fan-out to %d: every ManifestWork Applied", n), seconds(applied.Sub(started)), "< 120 s for 5,000")
 	meter.print("(c)")
+	f.printRequestsSince(ctx, "(c) fan-out", reqBefore, n)
 	return nil
 }
 
@@ -102,6 +104,7 @@ func (f *fleet) policy(ctx context.Context) error {
 	stopProfiles := f.profileDuring(ctx, "policy", time.Minute)
 	defer stopProfiles()
 	meter := f.meterCPU()
+	reqBefore := f.requests(ctx)
 	started := time.Now()
 	if _, err := flotilla(ctx, "create", "policy", "--kubeconfig", f.hub.Kubeconfig, "-f", examplePolicy, "-n", ns, "--placement", placement); err != nil {
 		return err
@@ -125,6 +128,7 @@ func (f *fleet) policy(ctx context.Context) error {
 	}
 	row(fmt.Sprintf("(d) policy to %d: root status lists all", n), seconds(complete.Sub(started)), "< 30 s for 1,000")
 	meter.print("(d)")
+	f.printRequestsSince(ctx, "(d) policy", reqBefore, n)
 	return nil
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 // hubRequests reads the API requests the hub served so far, by verb and
-// resource ("LIST managedclusters"; subresources after a slash), from
+// resource ("LIST managedclusters"; subresources after a slash; conflicts
+// counted apart), from
 // apiserver_request_total on its /metrics: the same in both simulator
 // modes, so that they can be set side by side.
 func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
@@ -50,14 +51,19 @@ func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
 		}
+		if l["code"] == "409" {
+			// Conflicts apart: each is a write that was computed again.
+			key += " (409 Conflict)"
+		}
 		out[key] += v
 	}
 	return out, nil
 }
 
 // printRequests prints the requests served between two readings, by verb
-// and resource, most first, those under min left out.
-func printRequests(what string, before, after map[string]float64, min float64) {
+// and resource, most first, those under min left out; with per > 0, each
+// also divided by per (the clusters a fan-out reached).
+func printRequests(what string, before, after map[string]float64, min float64, per int) {
 	type count struct {
 		key string
 		n   float64
@@ -81,8 +87,14 @@ func printRequests(what string, before, after map[string]float64, min float64) {
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	row(what+": hub API requests", fmt.Sprintf("%.0f", total), "")
+	figure := func(n float64) string {
+		if per <= 0 {
+			return fmt.Sprintf("%.0f", n)
+		}
+		return fmt.Sprintf("%.0f (%.2f per cluster)", n, n/float64(per))
+	}
+	row(what+": hub API requests", figure(total), "")
 	for _, c := range counts {
-		row("      "+c.key, fmt.Sprintf("%.0f", c.n), "")
+		row("      "+c.key, figure(c.n), "")
 	}
 }
