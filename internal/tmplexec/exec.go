@@ -2,6 +2,7 @@ package tmplexec
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"text/template/parse"
@@ -16,7 +17,7 @@ type state struct {
 	t     *Template
 	name  string      // the template executing
 	tree  *parse.Tree // its tree
-	w     interface{ Write([]byte) (int, error) }
+	w     io.Writer
 	node  parse.Node // where the execution is, for errors
 	vars  []variable // variables in scope, innermost last
 	depth int
@@ -41,11 +42,10 @@ const (
 type noFinal struct{}
 
 var (
-	missing            = reflect.ValueOf(noFinal{})
-	reflectValueType   = reflect.TypeFor[reflect.Value]()
-	stringerType       = reflect.TypeFor[fmt.Stringer]()
-	invalid            reflect.Value
-	emptyInterfaceType = reflect.TypeFor[any]()
+	missing          = reflect.ValueOf(noFinal{})
+	reflectValueType = reflect.TypeFor[reflect.Value]()
+	stringerType     = reflect.TypeFor[fmt.Stringer]()
+	invalid          reflect.Value
 )
 
 func isMissing(v reflect.Value) bool { return v.IsValid() && v.Type() == missing.Type() }

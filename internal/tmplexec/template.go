@@ -43,13 +43,7 @@ func Parse(name, text string, funcs FuncMap) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.trees = map[string]*parse.Tree{}
-	for n, tree := range trees {
-		if old := t.trees[n]; old != nil && parse.IsEmptyTree(tree.Root) {
-			continue
-		}
-		t.trees[n] = tree
-	}
+	t.trees = trees
 	return t, nil
 }
 
