@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/template"
 )
 
 // Delims are the delimiters of one kind of policy template: {{ }} for
@@ -44,9 +43,11 @@ func (d *Delims) Prepare(text string) string {
 
 // HelperFuncs are the template functions that read nothing, shared by
 // managed-cluster and hub templates: base64enc, base64dec, indent,
-// autoindent (rewritten by Prepare), toInt, toBool, toLiteral.
-func HelperFuncs() template.FuncMap {
-	return template.FuncMap{
+// autoindent (rewritten by Prepare), toInt, toBool, toLiteral. The map is
+// a text/template FuncMap and a tmplexec one (the agent's executor, which
+// keeps the agent binary free of text/template's method lookups).
+func HelperFuncs() map[string]any {
+	return map[string]any{
 		"base64enc":      func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 		"base64dec":      base64dec,
 		"indent":         indent,

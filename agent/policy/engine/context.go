@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 	"text/template/parse"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +14,7 @@ import (
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
+	"github.com/flotilla-io/flotilla/internal/tmplexec"
 )
 
 // objectContext is dot of an object template resolved for one object: the
@@ -75,15 +75,13 @@ func contextVarsOf(text string) (contextVars, error) {
 	if strings.Contains(text, "{{hub") {
 		return nil, nil
 	}
-	tpl, err := template.New("tmpl").Funcs((&funcs{}).funcMap(true)).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
+	tpl, err := tmplexec.Parse("tmpl", policytemplate.ManagedClusterDelims.Prepare(text), (&funcs{}).funcMap(true))
 	if err != nil {
 		return nil, err
 	}
 	found := map[string]bool{}
-	for _, t := range tpl.Templates() {
-		if t.Tree != nil {
-			walkNode(t.Tree.Root, true, found)
-		}
+	for _, t := range tpl.Trees() {
+		walkNode(t.Root, true, found)
 	}
 	var out contextVars
 	for _, name := range []string{varObjectNamespace, varObjectName, varObject, funcSkipObject} {

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/template"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
+	"github.com/flotilla-io/flotilla/internal/tmplexec"
 )
 
 // customMessage renders the ConfigurationPolicy's customMessage for the
@@ -36,7 +36,7 @@ func (r *Result) customMessage(def string) string {
 }
 
 func (r *Result) renderCustom(text, def string) (string, error) {
-	tpl, err := template.New("customMessage").Funcs(policytemplate.HelperFuncs()).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
+	tpl, err := tmplexec.Parse("customMessage", policytemplate.ManagedClusterDelims.Prepare(text), policytemplate.HelperFuncs())
 	if err != nil {
 		return "", err
 	}

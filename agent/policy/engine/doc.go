@@ -32,7 +32,9 @@
 // does an object that admission changed away from what enforce wrote.
 //
 // Go templates ({{ ... }}) in object definitions are resolved on the
-// managed cluster with text/template and the functions lookup,
+// managed cluster, in text/template's language and with its output and
+// errors, by internal/tmplexec (which looks no methods up by name, so that
+// the agent binary stays small) with the functions lookup,
 // fromConfigMap, fromSecret and fromClusterClaim (plus base64enc,
 // base64dec, indent, autoindent, toInt, toBool, toLiteral: HelperFuncs,
 // shared with the hub's templates), reading through the same Reader.

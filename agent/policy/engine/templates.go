@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,6 +15,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
+	"github.com/flotilla-io/flotilla/internal/tmplexec"
 )
 
 // errHubTemplate says that hub templates reached a managed cluster.
@@ -98,7 +98,7 @@ func (e *evaluator) execute(text string) (string, resolution, error) {
 // compiled is a template parsed once, to be executed one or more times
 // (one at a time: its functions record what each execution did).
 type compiled struct {
-	tpl *template.Template
+	tpl *tmplexec.Template
 	f   *funcs
 }
 
@@ -110,7 +110,7 @@ func (e *evaluator) compile(text string, perObject bool) (*compiled, error) {
 		return nil, errHubTemplate
 	}
 	f := &funcs{e: e}
-	tpl, err := template.New("tmpl").Funcs(f.funcMap(perObject)).Parse(policytemplate.ManagedClusterDelims.Prepare(text))
+	tpl, err := tmplexec.Parse("tmpl", policytemplate.ManagedClusterDelims.Prepare(text), f.funcMap(perObject))
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the template: %w", err)
 	}
@@ -139,7 +139,7 @@ type funcs struct {
 
 // funcMap are the functions of managed-cluster templates; perObject adds
 // skipObject.
-func (f *funcs) funcMap(perObject bool) template.FuncMap {
+func (f *funcs) funcMap(perObject bool) tmplexec.FuncMap {
 	m := policytemplate.HelperFuncs()
 	m["lookup"] = f.lookup
 	m["fromSecret"] = f.fromSecret
