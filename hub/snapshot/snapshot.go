@@ -115,7 +115,9 @@ func Save(ctx context.Context, o SaveOptions) (Manifest, error) {
 	var errs []error
 	for _, endpoint := range endpoints {
 		cfg := clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Context: ctx, TLS: tlsConfig}
-		storage, err = etcdsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, db)
+		if err = answers(ctx, cfg); err == nil {
+			storage, err = etcdsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, db)
+		}
 		if err == nil {
 			logger.V(1).Info("etcd snapshot taken", "endpoint", endpoint, "storageVersion", storage)
 			break
@@ -293,4 +295,20 @@ func copyEntry(tw *tar.Writer, e Entry, src string, modTime time.Time) error {
 		return fmt.Errorf("%s changed while the snapshot was taken: take it again", src)
 	}
 	return nil
+}
+
+// answers asks the etcd member of cfg for its status, within the dial
+// timeout: the snapshot call itself waits for a member that does not
+// answer, and a snapshot of a large store may take long, so only this
+// first question is bounded.
+func answers(ctx context.Context, cfg clientv3.Config) error {
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	_, err = c.Status(ctx, cfg.Endpoints[0])
+	return err
 }
