@@ -36,7 +36,12 @@ tar archive with a manifest of SHA-256 checksums. When no hub runs on
 --data-dir, its etcd data is opened here for the snapshot. A hub that has no
 etcd peer CA (one process) gets a new one in the archive, not in --data-dir,
 so that the members of a hub restored from it share one.`,
-		Example: `  flotilla-hub snapshot save /backup/hub-$(date +%F).tar.gz --data-dir /var/lib/flotilla/hub`,
+		Example: `  flotilla-hub snapshot save /backup/hub-$(date +%F).tar.gz --data-dir /var/lib/flotilla/hub
+
+  # A hub on an external etcd over TLS: the PKI from --data-dir, the store from etcd.
+  flotilla-hub snapshot save /backup/hub.tar.gz --data-dir /var/lib/flotilla/hub \
+    --etcd-servers https://etcd-1:2379,https://etcd-2:2379 \
+    --etcd-cafile /etc/etcd/ca.crt --etcd-certfile /etc/flotilla/etcd-client.crt --etcd-keyfile /etc/flotilla/etcd-client.key`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -55,7 +60,10 @@ so that the members of a hub restored from it share one.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.DataDir, "data-dir", defaultDataDir(), "the hub's --data-dir")
-	cmd.Flags().StringSliceVar(&o.EtcdServers, "etcd-servers", nil, "the hub's --etcd-servers, when it runs on an external etcd")
+	cmd.Flags().StringSliceVar(&o.EtcdServers, "etcd-servers", nil, "the hub's --etcd-servers, when it runs on an external etcd (the snapshot is asked of the first member that answers)")
+	cmd.Flags().StringVar(&o.EtcdTLS.CAFile, "etcd-cafile", "", "with --etcd-servers over https: the CA of the etcd servers' certificates (the hub's --etcd-cafile)")
+	cmd.Flags().StringVar(&o.EtcdTLS.CertFile, "etcd-certfile", "", "with --etcd-servers over https: the client certificate to authenticate to etcd with (the hub's --etcd-certfile)")
+	cmd.Flags().StringVar(&o.EtcdTLS.KeyFile, "etcd-keyfile", "", "with --etcd-servers over https: the key of --etcd-certfile (the hub's --etcd-keyfile)")
 	return cmd
 }
 

@@ -25,6 +25,35 @@ type EtcdClientTLS struct {
 // IsZero reports whether no TLS file is given.
 func (t EtcdClientTLS) IsZero() bool { return t == EtcdClientTLS{} }
 
+// ClientConfig is t as a TLS client configuration, nil when no file is given.
+func (t EtcdClientTLS) ClientConfig() (*tls.Config, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t.CAFile != "" {
+		data, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cafile: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--etcd-cafile %s holds no PEM certificate: give the CA that signed the etcd servers' certificates (etcd's --trusted-ca-file)", t.CAFile)
+		}
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, errors.New("--etcd-certfile and --etcd-keyfile go together: the client certificate to authenticate to etcd with, and its private key")
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-certfile %s and --etcd-keyfile %s are not a PEM certificate and its key: %w", t.CertFile, t.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
 // args are the kube-apiserver flags for t.
 func (t EtcdClientTLS) args() []string {
 	var args []string
@@ -80,19 +109,6 @@ func validateEtcdServers(servers []string, t EtcdClientTLS) error {
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		return errors.New("--etcd-certfile and --etcd-keyfile go together: the client certificate the hub authenticates to etcd with, and its private key; give both, or neither when etcd does not check client certificates")
 	}
-	if t.CAFile != "" {
-		data, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return fmt.Errorf("--etcd-cafile: %w", err)
-		}
-		if !x509.NewCertPool().AppendCertsFromPEM(data) {
-			return fmt.Errorf("--etcd-cafile %s holds no PEM certificate: give the CA that signed the etcd servers' certificates (etcd's --trusted-ca-file)", t.CAFile)
-		}
-	}
-	if t.CertFile != "" {
-		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
-			return fmt.Errorf("--etcd-certfile %s and --etcd-keyfile %s are not a PEM certificate and its key: %w", t.CertFile, t.KeyFile, err)
-		}
-	}
-	return nil
+	_, err := t.ClientConfig()
+	return err
 }

@@ -75,8 +75,12 @@ type SaveOptions struct {
 	// etcd of the hub running on it (or, when none runs, its etcd data).
 	DataDir string
 	// EtcdServers, when set, are the etcd the hub runs against
-	// (--etcd-servers) instead of its embedded one.
+	// (--etcd-servers) instead of its embedded one; the snapshot is asked
+	// of one member, the first that answers.
 	EtcdServers []string
+	// EtcdTLS is how to reach EtcdServers over TLS (the hub's --etcd-cafile,
+	// --etcd-certfile, --etcd-keyfile).
+	EtcdTLS controlplane.EtcdClientTLS
 	// File is the archive to write; it is replaced only once complete.
 	File string
 }
@@ -102,11 +106,27 @@ func Save(ctx context.Context, o SaveOptions) (Manifest, error) {
 	}
 	defer os.RemoveAll(tmp)
 	db := filepath.Join(tmp, "snapshot.db")
-	storage, err := etcdsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Context: ctx}, db)
+	tlsConfig, err := o.EtcdTLS.ClientConfig()
 	if err != nil {
-		return Manifest{}, fmt.Errorf("snapshot etcd at %s: %w", strings.Join(endpoints, ","), err)
+		return Manifest{}, err
 	}
-	logger.V(1).Info("etcd snapshot taken", "endpoints", endpoints, "storageVersion", storage)
+	// etcd takes a snapshot from one member only: ask each in turn.
+	var storage string
+	var errs []error
+	for _, endpoint := range endpoints {
+		cfg := clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Context: ctx, TLS: tlsConfig}
+		if err = answers(ctx, cfg); err == nil {
+			storage, err = etcdsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, db)
+		}
+		if err == nil {
+			logger.V(1).Info("etcd snapshot taken", "endpoint", endpoint, "storageVersion", storage)
+			break
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", endpoint, err))
+	}
+	if err != nil {
+		return Manifest{}, fmt.Errorf("snapshot etcd: no member of %s gave one: %w", strings.Join(endpoints, ","), errors.Join(errs...))
+	}
 
 	m := Manifest{FormatVersion: FormatVersion, Created: time.Now().UTC().Truncate(time.Second), HubVersion: version.Version, EtcdStorageVersion: storage}
 	sources := map[string]string{etcdEntry: db}
@@ -275,4 +295,20 @@ func copyEntry(tw *tar.Writer, e Entry, src string, modTime time.Time) error {
 		return fmt.Errorf("%s changed while the snapshot was taken: take it again", src)
 	}
 	return nil
+}
+
+// answers asks the etcd member of cfg for its status, within the dial
+// timeout: the snapshot call itself waits for a member that does not
+// answer, and a snapshot of a large store may take long, so only this
+// first question is bounded.
+func answers(ctx context.Context, cfg clientv3.Config) error {
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	_, err = c.Status(ctx, cfg.Endpoints[0])
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,15 +39,14 @@ import (
 )
 
 // externalEtcd is an etcd cluster of three members run in the test
-// process, serving clients over TLS with client-certificate authentication
-// (what the hubs use) and, on loopback, over plain http (what
-// `flotilla-hub snapshot save`, which has no etcd TLS flags yet, uses).
+// process, serving clients over TLS with client-certificate
+// authentication only.
 type externalEtcd struct {
 	members []*embed.Etcd
 	// stop closes a member once (embed.Etcd.Close must not run twice).
 	stop []func()
-	// httpsURLs and httpURLs are the members' client URLs.
-	httpsURLs, httpURLs []string
+	// httpsURLs are the members' client URLs.
+	httpsURLs []string
 	// caFile signed every member's certificate; certFile and keyFile are
 	// the client certificate the hubs authenticate with.
 	caFile, certFile, keyFile string
@@ -72,13 +72,12 @@ func startExternalEtcd(dir string) *externalEtcd {
 		peerURLs[i] = "https://127.0.0.1:" + strconv.Itoa(freePort())
 		initial = append(initial, fmt.Sprintf("etcd-%d=%s", i, peerURLs[i]))
 		x.httpsURLs = append(x.httpsURLs, "https://127.0.0.1:"+strconv.Itoa(freePort()))
-		x.httpURLs = append(x.httpURLs, "http://127.0.0.1:"+strconv.Itoa(freePort()))
 	}
 	for i := range n {
 		cfg := embed.NewConfig()
 		cfg.Name = fmt.Sprintf("etcd-%d", i)
 		cfg.Dir = filepath.Join(dir, cfg.Name)
-		cfg.ListenClientUrls = mustURLs(x.httpsURLs[i], x.httpURLs[i])
+		cfg.ListenClientUrls = mustURLs(x.httpsURLs[i])
 		cfg.AdvertiseClientUrls = mustURLs(x.httpsURLs[i])
 		cfg.ListenPeerUrls = mustURLs(peerURLs[i])
 		cfg.AdvertisePeerUrls = mustURLs(peerURLs[i])
@@ -359,12 +358,12 @@ var _ = Describe("Two hub processes on an external etcd cluster", Label("ha"), f
 		}
 
 		By("taking a snapshot of the external etcd with the PKI of B's data directory")
-		// One surviving member's URL: snapshot save asks exactly one member
-		// (etcd's snapshot API refuses a list of endpoints), over plain
-		// http, as it has no etcd TLS flags yet.
-		survivor := etcd.httpURLs[(lead+1)%len(etcd.httpURLs)]
+		// Every member's URL, the stopped one first, as the hubs have them:
+		// etcd takes a snapshot from one member, and save asks each in turn.
+		servers := append([]string{etcd.httpsURLs[lead]}, slices.Delete(slices.Clone(etcd.httpsURLs), lead, lead+1)...)
 		archive := filepath.Join(tmp, "hub.tar.gz")
-		res = runHubCommand(ctx, "snapshot", "save", archive, "--data-dir", dirB, "--etcd-servers", survivor)
+		res = runHubCommand(ctx, "snapshot", "save", archive, "--data-dir", dirB, "--etcd-servers", strings.Join(servers, ","),
+			"--etcd-cafile", etcd.caFile, "--etcd-certfile", etcd.certFile, "--etcd-keyfile", etcd.keyFile)
 		Expect(res.code).To(Equal(0), res.stderr)
 		Expect(res.stderr).To(ContainSubstring("written to " + archive))
 		info, err := os.Stat(archive)
