@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,13 +52,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		admin := devClient(hub.Kubeconfig)
 
 		By("joining three clusters and accepting two; cluster3 stays pending")
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		spokes := map[string]*framework.ControlPlane{}
 		agents := map[string]*joinedAgent{}
 		for _, name := range []string{"cluster1", "cluster2", "cluster3"} {
@@ -69,7 +62,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 			spokes[name] = spoke
 			agents[name] = startJoin(ctx, spoke, join.Token, join.URL, name)
 		}
-		res = onHub("accept", "--clusters", "cluster1,cluster2", "--wait", "--timeout", "3m")
+		res := onHub("accept", "--clusters", "cluster1,cluster2", "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr)
 		Eventually(func() error { return admin.Get(ctx, client.ObjectKey{Name: "cluster3"}, &clusterv1.ManagedCluster{}) }).Should(Succeed())
 

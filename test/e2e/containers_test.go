@@ -203,13 +203,7 @@ func (f *containerFleet) join(ctx context.Context, refs map[string]string, agent
 	Expect(string(spokeKubeconfig)).To(ContainSubstring(fmt.Sprintf("https://%s:%d", f.spokeNet.Addr(10), spokePort)), "the spoke's kubeconfig names its own address")
 
 	By("init on the hub, then join --dry-run from the flotilla image on the hub's network")
-	res := f.onHub("init", "--hub-apiserver", f.hubURL, "-o", "json")
-	Expect(res.code).To(Equal(0), res.stderr)
-	var join struct {
-		Token string `json:"hub-token"`
-		URL   string `json:"hub-apiserver"`
-	}
-	Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+	join := joinInfo(f.onHub("init", "--hub-apiserver", f.hubURL, "-o", "json"))
 	Expect(join.URL).To(Equal(f.hubURL))
 	f.token = join.Token
 	joinC, err := d.Start(ctx, framework.ContainerSpec{
@@ -247,7 +241,7 @@ func (f *containerFleet) join(ctx context.Context, refs map[string]string, agent
 		Args:  append([]string{"--cluster-name", cluster, "--kubeconfig", home + "/spoke.kubeconfig", "--lease-duration-seconds", containerLease}, agentArgs...),
 	}
 	f.agent = f.startAgent(ctx, "agent-1")
-	res = f.onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
+	res := f.onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
 	Expect(res.code).To(Equal(0), res.stderr, f.agent.Tail(ctx, 30))
 	Eventually(f.available).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(metav1.ConditionTrue))
 }

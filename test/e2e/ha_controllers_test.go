@@ -227,20 +227,14 @@ var _ = Describe("Hub controllers in several replicas against one API server", L
 
 		By("joining two clusters through the replicas")
 		clusters := []string{"cluster-a", "cluster-b"}
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		for _, name := range clusters {
 			spoke, err := framework.Start(ctx, framework.Spoke)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(spoke.Stop)
 			startJoin(ctx, spoke, join.Token, join.URL, name)
 		}
-		res = onHub("accept", "--clusters", "cluster-a,cluster-b", "--wait", "--timeout", "3m")
+		res := onHub("accept", "--clusters", "cluster-a,cluster-b", "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr)
 		for _, ns := range []string{"rollout", "policies"} {
 			Expect(onHub("clusterset", "bind", "global", "-n", ns).code).To(Equal(0))

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -246,16 +245,10 @@ var _ = Describe("Two hub processes on an external etcd cluster", Label("ha"), f
 		spoke, err := framework.Start(ctx, framework.Spoke)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(spoke.Stop)
-		res := runFlotilla(ctx, "init", "-o", "json", "--kubeconfig", hubA.Kubeconfig)
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(runFlotilla(ctx, "init", "-o", "json", "--kubeconfig", hubA.Kubeconfig))
 		Expect(join.URL).To(Equal("https://127.0.0.1:" + strconv.Itoa(hubA.Port)))
 		addrB := "127.0.0.1:" + strconv.Itoa(portB)
-		res = runFlotilla(ctx, "join", "--kubeconfig", spoke.AdminKubeconfig, "--hub-token", join.Token,
+		res := runFlotilla(ctx, "join", "--kubeconfig", spoke.AdminKubeconfig, "--hub-token", join.Token,
 			"--hub-apiserver", join.URL, "--hub-server", addrB, "--cluster-name", cluster, "--lease-duration-seconds", leaseSeconds)
 		Expect(res.code).To(Equal(0), res.stderr)
 		deploy := &appsv1.Deployment{}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,17 +60,11 @@ var _ = Describe("Hub backup restored into three etcd members", Label("ha"), fun
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(spoke.Stop)
 		Expect(spoke.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace}})).To(Succeed())
-		res := runFlotilla(ctx, "init", "-o", "json", "--kubeconfig", hub.Kubeconfig)
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(runFlotilla(ctx, "init", "-o", "json", "--kubeconfig", hub.Kubeconfig))
 		bootstrap := filepath.Join(GinkgoT().TempDir(), "bootstrap.kubeconfig")
 		Expect(framework.WriteBootstrapKubeconfig(hub.Kubeconfig, join.URL, join.Token, bootstrap)).To(Succeed())
 		agentProc := startAgent(ctx, spoke, bootstrap, cluster)
-		res = runFlotilla(ctx, "accept", "--clusters", cluster, "--wait", "--timeout", "3m", "--kubeconfig", hub.Kubeconfig)
+		res := runFlotilla(ctx, "accept", "--clusters", cluster, "--wait", "--timeout", "3m", "--kubeconfig", hub.Kubeconfig)
 		Expect(res.code).To(Equal(0), res.stderr, agentProc.Tail(30))
 		c := devClient(hub.Kubeconfig)
 		kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}, Data: map[string]string{"k": "v"}}

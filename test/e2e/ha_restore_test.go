@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -68,17 +67,11 @@ var _ = Describe("Hub backup and restore", Label("ha"), func() {
 		Expect(spoke.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace}})).To(Succeed())
 
 		By("joining a cluster whose agent removes the objects of vanished works after 5 s")
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		bootstrap := filepath.Join(GinkgoT().TempDir(), "bootstrap.kubeconfig")
 		Expect(framework.WriteBootstrapKubeconfig(hub.Kubeconfig, join.URL, join.Token, bootstrap)).To(Succeed())
 		agentProc := startAgent(ctx, spoke, bootstrap, cluster, "--appliedmanifestwork-eviction-grace-period", "5s")
-		res = onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
+		res := onHub("accept", "--clusters", cluster, "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr, agentProc.Tail(30))
 		c := devClient(hub.Kubeconfig)
 		Expect(c.Create(ctx, configMapWork(cluster, "kept", "1"))).To(Succeed())

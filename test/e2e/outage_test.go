@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,15 +49,9 @@ var _ = Describe("Back after faults", func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(spoke.Stop)
 
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		agent := startJoin(ctx, spoke, join.Token, join.URL, "cluster-o")
-		res = onHub("accept", "--clusters", "cluster-o", "--wait", "--timeout", "3m")
+		res := onHub("accept", "--clusters", "cluster-o", "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr)
 		admin := devClient(hub.Kubeconfig)
 		csrsBefore := countCSRs(ctx, admin)

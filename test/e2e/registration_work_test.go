@@ -41,6 +41,22 @@ type cliRun struct {
 	stdout, stderr string
 }
 
+// hubJoin is what `flotilla init -o json` prints: how clusters join.
+type hubJoin struct {
+	Token string `json:"hub-token"`
+	URL   string `json:"hub-apiserver"`
+}
+
+// joinInfo checks that a run of `flotilla init -o json` succeeded and
+// returns what it printed.
+func joinInfo(res cliRun) hubJoin {
+	GinkgoHelper()
+	Expect(res.code).To(Equal(0), res.stderr)
+	var join hubJoin
+	Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+	return join
+}
+
 // runFlotilla runs bin/flotilla to completion, keeping stdout (results)
 // apart from stderr (progress and errors), as a script would.
 func runFlotilla(ctx context.Context, args ...string) cliRun {
@@ -114,18 +130,12 @@ var _ = Describe("Registration and work through the CLI", func() {
 		}
 
 		By("init, join --run on both clusters, accept --wait")
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		agents := map[string]*joinedAgent{}
 		for name, spoke := range spokes {
 			agents[name] = startJoin(ctx, spoke, join.Token, join.URL, name)
 		}
-		res = onHub("accept", "--clusters", "cluster-a,cluster-b", "--wait", "--timeout", "3m")
+		res := onHub("accept", "--clusters", "cluster-a,cluster-b", "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr)
 		Expect(res.stderr).To(ContainSubstring("Cluster cluster-a is accepted and joined."))
 		Expect(res.stderr).To(ContainSubstring("Cluster cluster-b is accepted and joined."))

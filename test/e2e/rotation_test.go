@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"path/filepath"
 	"strings"
@@ -41,13 +40,7 @@ var _ = Describe("Client certificate rotation of a flotilla-agent process", func
 			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
 		}
 
-		res := onHub("init", "-o", "json")
-		Expect(res.code).To(Equal(0), res.stderr)
-		var join struct {
-			Token string `json:"hub-token"`
-			URL   string `json:"hub-apiserver"`
-		}
-		Expect(json.Unmarshal([]byte(res.stdout), &join)).To(Succeed())
+		join := joinInfo(onHub("init", "-o", "json"))
 		bootstrap := writeBootstrapKubeconfig(hub.Kubeconfig, join.URL, join.Token, filepath.Join(dir, "bootstrap.kubeconfig"))
 
 		By("running flotilla-agent with 10-minute certificates renewed 25 s after they are issued")
@@ -59,7 +52,7 @@ var _ = Describe("Client certificate rotation of a flotilla-agent process", func
 			"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { agentProc.Stop(30 * time.Second) })
-		res = onHub("accept", "--clusters", cluster, "--wait", "--timeout", "2m")
+		res := onHub("accept", "--clusters", cluster, "--wait", "--timeout", "2m")
 		Expect(res.code).To(Equal(0), res.stderr, agentProc.Tail(20))
 
 		admin := adminClient(hub.Kubeconfig)
