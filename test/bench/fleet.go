@@ -335,10 +335,18 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	runtime.ReadMemStats(&ms)
 	row(fmt.Sprintf("(b) simulator live heap + goroutine stacks after a GC, per simulated cluster (%s agents, all of the simulator's)", *fleetMode),
 		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
+	row("(b)   of which live heap / goroutine stacks, per simulated cluster",
+		fmt.Sprintf("%.0f / %.0f KiB", float64(ms.HeapAlloc)/float64(n)/1024, float64(ms.StackInuse)/float64(n)/1024), "")
 	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
+		if err := os.MkdirAll(*fleetPprof, 0o755); err != nil {
+			return err
+		}
 		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
+			return err
+		}
+		if err := writeProfile("goroutine", filepath.Join(*fleetPprof, "simulator-goroutine.pprof")); err != nil {
 			return err
 		}
 	}
@@ -503,6 +511,19 @@ func writeHeapProfile(file string) error {
 		return err
 	}
 	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeProfile writes this process's named profile (pprof.Lookup).
+func writeProfile(name, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		f.Close()
 		return err
 	}
