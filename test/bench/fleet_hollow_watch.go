@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -45,12 +48,40 @@ type hollowWatchEvent struct {
 // the handler needs more than the metadata.
 type hollowHandler func(ctx context.Context, ev watch.EventType, m *hollowMeta, raw json.RawMessage)
 
+// eventBuffers hold one watch event each while it is decoded, shared by
+// all the watches: a json.Decoder per watch would keep a buffer the size
+// of the largest event it read, per watch, for as long as it watches.
+var eventBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readWatchEvent reads the next event of a watch stream into ev. The
+// hub's JSON encoder ends every event with a newline (and JSON escapes
+// newlines in strings), so an event is a line; it reads on past a
+// newline that does not end a JSON value, should one ever come.
+func readWatchEvent(r *bufio.Reader, ev *hollowWatchEvent) error {
+	buf := eventBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		eventBuffers.Put(buf)
+	}()
+	for {
+		line, err := r.ReadSlice('\n')
+		buf.Write(line)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return err
+		case json.Valid(buf.Bytes()):
+			return json.Unmarshal(buf.Bytes(), ev)
+		}
+	}
+}
+
 // follow lists what query selects at path and then watches it from the
 // list's resourceVersion with bookmarks, handing each object to handle,
 // and lists again when the watch cannot go on: an informer without a
-// cache, in the calling goroutine. Each event is decoded from the stream
-// as it comes (a json.Decoder's buffer grows only to the largest event),
-// and dropped once handled.
+// cache, in the calling goroutine. Each event is decoded as it comes and
+// dropped once handled.
 func (a *hollowAgent) follow(ctx context.Context, what, path string, query url.Values, handle hollowHandler) {
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		var list hollowList
@@ -101,10 +132,10 @@ func (a *hollowAgent) watchOnce(ctx context.Context, what, path string, query ur
 		return rv, false
 	}
 	defer body.Close()
-	dec := json.NewDecoder(body)
+	events := bufio.NewReaderSize(body, 512)
 	for {
 		var ev hollowWatchEvent
-		if err := dec.Decode(&ev); err != nil {
+		if err := readWatchEvent(events, &ev); err != nil {
 			// The hub closed the watch (its timeout) or ctx ended.
 			return rv, true
 		}

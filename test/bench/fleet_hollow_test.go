@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// TestReadWatchEvent checks that a watch stream is read one event at a
+// time: events longer than the reader's buffer, and an event split over
+// lines by whitespace, included.
+func TestReadWatchEvent(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}` + "\n" +
+		`{"type":"MODIFIED","object":{"metadata":{"name":"` + long + `","resourceVersion":"2"}}}` + "\n" +
+		`{"type":"BOOKMARK",` + "\n" + `"object":{"metadata":{"resourceVersion":"3"}}}` + "\n"
+	want := []struct {
+		typ  watch.EventType
+		name string
+		rv   string
+	}{{watch.Added, "a", "1"}, {watch.Modified, long, "2"}, {watch.Bookmark, "", "3"}}
+	r := bufio.NewReaderSize(strings.NewReader(stream), 512)
+	for i, w := range want {
+		var ev hollowWatchEvent
+		if err := readWatchEvent(r, &ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		var o hollowObject
+		if err := json.Unmarshal(ev.Object, &o); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if ev.Type != w.typ || o.Metadata.Name != w.name || o.Metadata.ResourceVersion != w.rv {
+			t.Errorf("event %d: got %s %.10q %s, want %s %.10q %s", i, ev.Type, o.Metadata.Name, o.Metadata.ResourceVersion, w.typ, w.name, w.rv)
+		}
+	}
+	if err := readWatchEvent(r, &hollowWatchEvent{}); err != io.EOF {
+		t.Errorf("after the last event: got %v, want EOF", err)
+	}
+}
