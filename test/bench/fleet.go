@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -337,6 +339,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
 	row("(b)   of which live heap / goroutine stacks, per simulated cluster",
 		fmt.Sprintf("%.0f / %.0f KiB", float64(ms.HeapAlloc)/float64(n)/1024, float64(ms.StackInuse)/float64(n)/1024), "")
+	row("(b) simulator GOGC / GOMEMLIMIT", gcSettings(), "")
 	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
@@ -515,6 +518,20 @@ func writeHeapProfile(file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// gcSettings says how this process collects garbage: GOGC and
+// GOMEMLIMIT as the runtime took them from the environment.
+func gcSettings() string {
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "100 (default)"
+	}
+	limit := "none"
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		limit = mib(l)
+	}
+	return gogc + " / " + limit
 }
 
 // writeProfile writes this process's named profile (pprof.Lookup).
