@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ type hollowShared struct {
 	// version is what every simulated cluster reports.
 	version    string
 	leaseSlots chan struct{}
+	workers    hollowWorkers
+	// agents counts the agents' goroutines, to wait for when they stop.
+	agents sync.WaitGroup
 	// errors counts the hub requests that failed, by what; first keeps
 	// the first error of each, to print.
 	mu     sync.Mutex
@@ -114,19 +118,20 @@ func startHollowAgents(ctx context.Context, names []string, bootstrap string, ad
 	sh.kinds = engine.NewObjectSet(nil)
 	sh.works = work.NewSimulator(kindMapper{kinds: sh.kinds})
 
+	sh.workers = startHollowWorkers(hollowWorkerCount)
 	agentCtx, cancel := context.WithCancel(ctx)
-	var agents sync.WaitGroup
 	for _, name := range names {
 		a := &hollowAgent{sh: sh, name: name, id: utilrand.String(10), clusterID: string(uuid.NewUUID()),
 			reported: map[string]int64{}, evaluated: map[string]int64{}, objects: map[string]*unstructured.Unstructured{}}
 		a.lease = hollowLease{a: a, slots: sh.leaseSlots}
-		agents.Go(func() { a.run(agentCtx) })
+		sh.agents.Go(func() { a.run(agentCtx) })
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			cancel()
-			agents.Wait()
+			sh.agents.Wait()
+			close(sh.workers)
 			sh.printErrors()
 		})
 	}, nil
@@ -149,9 +154,16 @@ func (sh *hollowShared) printErrors() {
 	}
 }
 
+// hollowWorkerCount is how many goroutines handle the events of all the
+// hollow agents' watches. Handling an event is mostly waiting for the
+// hub's answer to a write; 32 write faster than the hub can take them.
+const hollowWorkerCount = 32
+
 // hollowAgent is one simulated cluster as the hub sees it. Once joined it
-// is three goroutines, one per watch, and its connection's (the HTTP/2
-// read loop, and one per open stream): its lease is renewed from a timer.
+// is three goroutines, one per watch, that only read their watch, and
+// its connection's (the HTTP/2 read loop, and one per open stream): its
+// lease is renewed from a timer, and its watches' events are handled on
+// the shared workers.
 type hollowAgent struct {
 	sh                  *hollowShared
 	name, id, clusterID string
@@ -165,30 +177,47 @@ type hollowAgent struct {
 	// objects are what enforced policies created on the simulated
 	// cluster, by "resource/namespace/name": all it holds.
 	objects map[string]*unstructured.Unstructured
+	// watching counts the agent's watches still going; the last to end
+	// stops the lease and closes the connection.
+	watching atomic.Int32
 }
 
+// run joins and starts the agent's lease and watches, each watch on a
+// goroutine of its own, and returns: the goroutine that joined, with the
+// deep stack of the TLS handshake and the key generation, ends.
 func (a *hollowAgent) run(ctx context.Context) {
 	cert, err := a.join(ctx)
 	if err != nil {
 		return
 	}
 	a.hub = newHollowClient(a.sh.host, a.sh.tls, cert, "")
-	defer a.hub.close()
 	if err := a.waitAccepted(ctx); err != nil {
+		a.hub.close()
 		return
 	}
 	a.lease.start(ctx)
-	defer a.lease.stop()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		a.follow(ctx, "managedclusters", hubPath(clusterv1.GroupVersion, "", "managedclusters", "", ""),
-			map[string][]string{"fieldSelector": {"metadata.name=" + a.name}}, a.onCluster)
-	})
-	wg.Go(func() {
-		a.follow(ctx, "manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), nil, a.onWork)
-	})
-	a.follow(ctx, "policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), nil, a.onPolicy)
-	wg.Wait()
+	watches := []struct {
+		what, path string
+		query      url.Values
+		handle     hollowHandler
+	}{
+		{"managedclusters", hubPath(clusterv1.GroupVersion, "", "managedclusters", "", ""),
+			url.Values{"fieldSelector": {"metadata.name=" + a.name}}, a.onCluster},
+		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), nil, a.onWork},
+		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), nil, a.onPolicy},
+	}
+	a.watching.Store(int32(len(watches)))
+	for _, w := range watches {
+		a.sh.agents.Go(func() {
+			defer func() {
+				if a.watching.Add(-1) == 0 {
+					a.lease.stop()
+					a.hub.close()
+				}
+			}()
+			a.follow(ctx, w.what, w.path, w.query, w.handle)
+		})
+	}
 }
 
 // retry waits before the attempt after attempt n, up to 10 s; false when

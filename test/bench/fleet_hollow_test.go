@@ -25,10 +25,15 @@ func TestReadWatchEvent(t *testing.T) {
 	}{{watch.Added, "a", "1"}, {watch.Modified, long, "2"}, {watch.Bookmark, "", "3"}}
 	r := bufio.NewReaderSize(strings.NewReader(stream), 512)
 	for i, w := range want {
-		var ev hollowWatchEvent
-		if err := readWatchEvent(r, &ev); err != nil {
+		buf, err := readWatchEvent(r)
+		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
+		var ev hollowWatchEvent
+		if err := json.Unmarshal(buf.Bytes(), &ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		putEventBuffer(buf)
 		var o hollowObject
 		if err := json.Unmarshal(ev.Object, &o); err != nil {
 			t.Fatalf("event %d: %v", i, err)
@@ -37,7 +42,7 @@ func TestReadWatchEvent(t *testing.T) {
 			t.Errorf("event %d: got %s %.10q %s, want %s %.10q %s", i, ev.Type, o.Metadata.Name, o.Metadata.ResourceVersion, w.typ, w.name, w.rv)
 		}
 	}
-	if err := readWatchEvent(r, &hollowWatchEvent{}); err != io.EOF {
+	if _, err := readWatchEvent(r); err != io.EOF {
 		t.Errorf("after the last event: got %v, want EOF", err)
 	}
 }

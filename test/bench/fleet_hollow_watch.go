@@ -48,21 +48,18 @@ type hollowWatchEvent struct {
 // the handler needs more than the metadata.
 type hollowHandler func(ctx context.Context, ev watch.EventType, m *hollowMeta, raw json.RawMessage)
 
-// eventBuffers hold one watch event each while it is decoded, shared by
+// eventBuffers hold one watch event each until it is handled, shared by
 // all the watches: a json.Decoder per watch would keep a buffer the size
 // of the largest event it read, per watch, for as long as it watches.
 var eventBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// readWatchEvent reads the next event of a watch stream into ev. The
-// hub's JSON encoder ends every event with a newline (and JSON escapes
-// newlines in strings), so an event is a line; it reads on past a
-// newline that does not end a JSON value, should one ever come.
-func readWatchEvent(r *bufio.Reader, ev *hollowWatchEvent) error {
+// readWatchEvent reads the next event of a watch stream into a buffer of
+// eventBuffers, to put back once handled. The hub's JSON encoder ends
+// every event with a newline (and JSON escapes newlines in strings), so
+// an event is a line; it reads on past a newline that does not end a
+// JSON value, should one ever come.
+func readWatchEvent(r *bufio.Reader) (*bytes.Buffer, error) {
 	buf := eventBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		buf.Reset()
-		eventBuffers.Put(buf)
-	}()
 	for {
 		line, err := r.ReadSlice('\n')
 		buf.Write(line)
@@ -70,22 +67,32 @@ func readWatchEvent(r *bufio.Reader, ev *hollowWatchEvent) error {
 		case err == bufio.ErrBufferFull:
 			continue
 		case err != nil:
-			return err
+			putEventBuffer(buf)
+			return nil, err
 		case json.Valid(buf.Bytes()):
-			return json.Unmarshal(buf.Bytes(), ev)
+			return buf, nil
 		}
 	}
+}
+
+func putEventBuffer(buf *bytes.Buffer) {
+	buf.Reset()
+	eventBuffers.Put(buf)
 }
 
 // follow lists what query selects at path and then watches it from the
 // list's resourceVersion with bookmarks, handing each object to handle,
 // and lists again when the watch cannot go on: an informer without a
-// cache, in the calling goroutine. Each event is decoded as it comes and
-// dropped once handled.
+// cache. The calling goroutine only reads the watch stream; the list,
+// the decoding and handle run on the shared workers, so that the
+// goroutine, which waits on its watch nearly all the time, keeps a small
+// stack.
 func (a *hollowAgent) follow(ctx context.Context, what, path string, query url.Values, handle hollowHandler) {
 	for attempt := 0; ctx.Err() == nil; attempt++ {
-		var list hollowList
-		if err := a.hub.get(ctx, path, query, &list); err != nil {
+		var rv string
+		var err error
+		a.sh.workers.run(func() { rv, err = a.listAndHandle(ctx, path, query, handle) })
+		if err != nil {
 			if ctx.Err() == nil {
 				a.sh.failed("list "+what, err)
 			}
@@ -94,16 +101,6 @@ func (a *hollowAgent) follow(ctx context.Context, what, path string, query url.V
 			}
 			continue
 		}
-		for _, raw := range list.Items {
-			var o hollowObject
-			if err := json.Unmarshal(raw, &o); err != nil {
-				a.sh.failed("list "+what, err)
-				continue
-			}
-			handle(ctx, watch.Added, &o.Metadata, raw)
-		}
-		rv := list.Metadata.ResourceVersion
-		list = hollowList{}
 		for ctx.Err() == nil {
 			next, ok := a.watchOnce(ctx, what, path, query, rv, handle)
 			if !ok {
@@ -113,6 +110,23 @@ func (a *hollowAgent) follow(ctx context.Context, what, path string, query url.V
 		}
 		attempt = 0
 	}
+}
+
+// listAndHandle lists what query selects at path, hands every item to
+// handle as Added, and returns the list's resourceVersion.
+func (a *hollowAgent) listAndHandle(ctx context.Context, path string, query url.Values, handle hollowHandler) (string, error) {
+	var list hollowList
+	if err := a.hub.get(ctx, path, query, &list); err != nil {
+		return "", err
+	}
+	for _, raw := range list.Items {
+		var o hollowObject
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return "", err
+		}
+		handle(ctx, watch.Added, &o.Metadata, raw)
+	}
+	return list.Metadata.ResourceVersion, nil
 }
 
 // watchOnce watches from rv until the hub ends the watch, and returns
@@ -134,22 +148,63 @@ func (a *hollowAgent) watchOnce(ctx context.Context, what, path string, query ur
 	defer body.Close()
 	events := bufio.NewReaderSize(body, 512)
 	for {
-		var ev hollowWatchEvent
-		if err := readWatchEvent(events, &ev); err != nil {
+		buf, err := readWatchEvent(events)
+		if err != nil {
 			// The hub closed the watch (its timeout) or ctx ended.
 			return rv, true
 		}
-		if ev.Type == watch.Error {
+		gone := false
+		a.sh.workers.run(func() {
+			defer putEventBuffer(buf)
+			var ev hollowWatchEvent
+			var o hollowObject
+			err := json.Unmarshal(buf.Bytes(), &ev)
+			if err == nil && ev.Type != watch.Error {
+				err = json.Unmarshal(ev.Object, &o)
+			}
+			switch {
+			case ev.Type == watch.Error:
+				gone = true
+			case err != nil:
+				a.sh.failed("watch "+what, err)
+				gone = true
+			default:
+				rv = o.Metadata.ResourceVersion
+				if ev.Type != watch.Bookmark {
+					handle(ctx, ev.Type, &o.Metadata, ev.Object)
+				}
+			}
+		})
+		if gone {
 			return rv, false
-		}
-		var o hollowObject
-		if err := json.Unmarshal(ev.Object, &o); err != nil {
-			a.sh.failed("watch "+what, err)
-			return rv, false
-		}
-		rv = o.Metadata.ResourceVersion
-		if ev.Type != watch.Bookmark {
-			handle(ctx, ev.Type, &o.Metadata, ev.Object)
 		}
 	}
+}
+
+// hollowWorkers run what the hollow agents do on the events of their
+// watches, on a few goroutines shared by all agents, each waited for by
+// the watch that handed it over. The work decodes JSON and runs the
+// agent's status code, which grows a goroutine's stack to tens of KiB.
+type hollowWorkers chan func()
+
+func startHollowWorkers(n int) hollowWorkers {
+	w := make(hollowWorkers)
+	for range n {
+		go func() {
+			for f := range w {
+				f()
+			}
+		}()
+	}
+	return w
+}
+
+// run runs f on a worker and returns when it did.
+func (w hollowWorkers) run(f func()) {
+	done := make(chan struct{})
+	w <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
 }
