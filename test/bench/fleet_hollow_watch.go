@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/url"
 	"sync"
 
@@ -59,6 +60,11 @@ var eventBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // an event is a line; it reads on past a newline that does not end a
 // JSON value, should one ever come.
 func readWatchEvent(r *bufio.Reader) (*bytes.Buffer, error) {
+	// Wait for the event before taking a buffer: a watch waits nearly
+	// all the time, and would hold one while it does.
+	if _, err := r.Peek(1); err != nil {
+		return nil, err
+	}
 	buf := eventBuffers.Get().(*bytes.Buffer)
 	for {
 		line, err := r.ReadSlice('\n')
@@ -138,7 +144,11 @@ func (a *hollowAgent) watchOnce(ctx context.Context, what, path string, query ur
 	for k, v := range query {
 		q[k] = v
 	}
-	body, err := a.hub.watch(ctx, path, q)
+	// On a worker too: the request's call chain is deep, the reading of
+	// its body is not.
+	var body io.ReadCloser
+	var err error
+	a.sh.workers.run(func() { body, err = a.hub.watch(ctx, path, q) })
 	if err != nil {
 		if ctx.Err() == nil {
 			a.sh.failed("watch "+what, err)
