@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,27 +82,64 @@ func hubPath(gv schema.GroupVersion, namespace, resource, name, subresource stri
 	return p
 }
 
+// hollowMaxRetries is how often a request the hub asks to retry later is
+// sent again, as client-go's.
+const hollowMaxRetries = 10
+
+// send sends a request. As client-go does, a request the hub asks to
+// retry later (429, or a 5xx with Retry-After: its flow control, most
+// often, when thousands of agents start at once) is sent again after the
+// seconds it says, up to hollowMaxRetries times.
 func (c *hollowClient) send(ctx context.Context, method, path string, query url.Values, contentType string, body []byte) (*http.Response, error) {
 	u := c.host + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
+	for retries := 0; ; retries++ {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, r)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		wait, ok := retryAfter(resp)
+		if !ok || retries == hollowMaxRetries {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return nil, err
+}
+
+// retryAfter is how long the hub asks to wait before resp's request is
+// sent again; false when it does not ask.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode/100 != 5 {
+		return 0, false
 	}
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	seconds, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if err != nil || seconds < 0 {
+		return 0, false
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	return c.http.Do(req)
+	return time.Duration(seconds) * time.Second, true
 }
 
 // do sends a request, with body encoded as JSON when it is not nil, and
