@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -44,5 +46,30 @@ func TestReadWatchEvent(t *testing.T) {
 	}
 	if _, err := readWatchEvent(r); err != io.EOF {
 		t.Errorf("after the last event: got %v, want EOF", err)
+	}
+}
+
+// TestRetryAfter checks which answers of the hub are sent again, and
+// after how long: as client-go, a 429 or 5xx that says Retry-After.
+func TestRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		code   int
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{http.StatusTooManyRequests, "1", time.Second, true},
+		{http.StatusServiceUnavailable, "3", 3 * time.Second, true},
+		{http.StatusTooManyRequests, "", 0, false},
+		{http.StatusConflict, "1", 0, false},
+		{http.StatusOK, "1", 0, false},
+	} {
+		resp := &http.Response{StatusCode: c.code, Header: http.Header{}}
+		if c.header != "" {
+			resp.Header.Set("Retry-After", c.header)
+		}
+		if got, ok := retryAfter(resp); got != c.want || ok != c.ok {
+			t.Errorf("%d Retry-After %q: got %s %v, want %s %v", c.code, c.header, got, ok, c.want, c.ok)
+		}
 	}
 }
