@@ -35,6 +35,7 @@ var (
 	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
 	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
 	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")
+	fleetSimGOGC     = flag.Int("sim-gogc", 0, "fleet: the simulator's GOGC (0: as the environment says). The GOGC variable would reach the hub and spokes it starts too")
 	fleetPprof       = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
 )
 
@@ -74,6 +75,9 @@ func (f *fleet) requests(ctx context.Context) map[string]float64 {
 func benchFleet(ctx context.Context, e *env) error {
 	n := *benchClusters
 	quietKlog()
+	if *fleetSimGOGC > 0 {
+		debug.SetGCPercent(*fleetSimGOGC)
+	}
 	// The memory watch stops the run, saying why, before the machine runs
 	// out of memory.
 	ctx, abort := context.WithCancelCause(ctx)
@@ -520,11 +524,14 @@ func writeHeapProfile(file string) error {
 	return f.Close()
 }
 
-// gcSettings says how this process collects garbage: GOGC and
-// GOMEMLIMIT as the runtime took them from the environment.
+// gcSettings says how this process collects garbage: GOGC (from
+// -sim-gogc or the environment) and GOMEMLIMIT.
 func gcSettings() string {
 	gogc := os.Getenv("GOGC")
-	if gogc == "" {
+	switch {
+	case *fleetSimGOGC > 0:
+		gogc = fmt.Sprintf("%d (-sim-gogc)", *fleetSimGOGC)
+	case gogc == "":
 		gogc = "100 (default)"
 	}
 	limit := "none"
