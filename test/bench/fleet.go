@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -33,6 +35,7 @@ var (
 	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
 	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
 	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")
+	fleetSimGOGC     = flag.Int("sim-gogc", 0, "fleet: the simulator's GOGC (0: as the environment says). The GOGC variable would reach the hub and spokes it starts too")
 	fleetPprof       = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
 )
 
@@ -84,6 +87,9 @@ func (f *fleet) requests(ctx context.Context) map[string]float64 {
 func benchFleet(ctx context.Context, e *env) error {
 	n := *benchClusters
 	quietKlog()
+	if *fleetSimGOGC > 0 {
+		debug.SetGCPercent(*fleetSimGOGC)
+	}
 	// The memory watch stops the run, saying why, before the machine runs
 	// out of memory.
 	ctx, abort := context.WithCancelCause(ctx)
@@ -347,10 +353,19 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	runtime.ReadMemStats(&ms)
 	row(fmt.Sprintf("(b) simulator live heap + goroutine stacks after a GC, per simulated cluster (%s agents, all of the simulator's)", *fleetMode),
 		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
+	row("(b)   of which live heap / goroutine stacks, per simulated cluster",
+		fmt.Sprintf("%.0f / %.0f KiB", float64(ms.HeapAlloc)/float64(n)/1024, float64(ms.StackInuse)/float64(n)/1024), "")
+	row("(b) simulator GOGC / GOMEMLIMIT", gcSettings(), "")
 	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
 	if *fleetPprof != "" {
+		if err := os.MkdirAll(*fleetPprof, 0o755); err != nil {
+			return err
+		}
 		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
+			return err
+		}
+		if err := writeProfile("goroutine", filepath.Join(*fleetPprof, "simulator-goroutine.pprof")); err != nil {
 			return err
 		}
 	}
@@ -515,6 +530,36 @@ func writeHeapProfile(file string) error {
 		return err
 	}
 	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// gcSettings says how this process collects garbage: GOGC (from
+// -sim-gogc or the environment) and GOMEMLIMIT.
+func gcSettings() string {
+	gogc := os.Getenv("GOGC")
+	switch {
+	case *fleetSimGOGC > 0:
+		gogc = fmt.Sprintf("%d (-sim-gogc)", *fleetSimGOGC)
+	case gogc == "":
+		gogc = "100 (default)"
+	}
+	limit := "none"
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		limit = mib(l)
+	}
+	return gogc + " / " + limit
+}
+
+// writeProfile writes this process's named profile (pprof.Lookup).
+func writeProfile(name, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		f.Close()
 		return err
 	}
