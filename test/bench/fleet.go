@@ -35,7 +35,7 @@ var (
 	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
 	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
 	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")
-	fleetSimGOGC     = flag.Int("sim-gogc", 0, "fleet: the simulator's GOGC (0: as the environment says). The GOGC variable would reach the hub and spokes it starts too")
+	fleetSimGOGC     = flag.Int("sim-gogc", -1, "fleet: the simulator's GOGC (0: as the environment says; default: 25 with -fleet-mode hollow, where memory per simulated cluster is a figure, else as the environment says). The GOGC variable would reach the hub and spokes it starts too")
 	fleetPprof       = flag.String("pprof-dir", "", "fleet: write CPU and heap profiles of the hub's steady state here (needs a hub built by -pprof-hub)")
 )
 
@@ -87,8 +87,8 @@ func (f *fleet) requests(ctx context.Context) map[string]float64 {
 func benchFleet(ctx context.Context, e *env) error {
 	n := *benchClusters
 	quietKlog()
-	if *fleetSimGOGC > 0 {
-		debug.SetGCPercent(*fleetSimGOGC)
+	if gogc := simGOGC(); gogc > 0 {
+		debug.SetGCPercent(gogc)
 	}
 	// The memory watch stops the run, saying why, before the machine runs
 	// out of memory.
@@ -536,13 +536,24 @@ func writeHeapProfile(file string) error {
 	return f.Close()
 }
 
+// simGOGC is the simulator's GOGC from -sim-gogc, 0 for the environment's.
+func simGOGC() int {
+	if *fleetSimGOGC < 0 {
+		if hollow() {
+			return 25
+		}
+		return 0
+	}
+	return *fleetSimGOGC
+}
+
 // gcSettings says how this process collects garbage: GOGC (from
 // -sim-gogc or the environment) and GOMEMLIMIT.
 func gcSettings() string {
 	gogc := os.Getenv("GOGC")
 	switch {
-	case *fleetSimGOGC > 0:
-		gogc = fmt.Sprintf("%d (-sim-gogc)", *fleetSimGOGC)
+	case simGOGC() > 0:
+		gogc = fmt.Sprintf("%d (-sim-gogc)", simGOGC())
 	case gogc == "":
 		gogc = "100 (default)"
 	}
