@@ -128,12 +128,12 @@ func ExtraServingSANs(dataDir string) ([]string, error) {
 	}
 	var out []string
 	for _, h := range certs[0].DNSNames {
-		if !slices.Contains(servingHosts(), h) {
+		if !slices.Contains(servingHosts(), h) && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}
 	for _, ip := range certs[0].IPAddresses {
-		if !ip.IsLoopback() && !ip.Equal(net.ParseIP(firstServiceIP)) && !ip.IsUnspecified() {
+		if !ip.IsLoopback() && !ip.Equal(net.ParseIP(firstServiceIP)) && !ip.IsUnspecified() && !slices.Contains(out, ip.String()) {
 			out = append(out, ip.String())
 		}
 	}
