@@ -75,7 +75,13 @@ var _ = Describe("Replacing a lost member of a hub of three embedded etcd member
 		Expect(err).NotTo(HaveOccurred())
 		waitMemberServes(ctx, fresh, 3*time.Minute)
 		joined := time.Since(joinStarted)
-		Expect(fresh.container.Output(ctx)).To(ContainSubstring("This etcd member is now a voting member"))
+		output := fresh.container.Output(ctx)
+		Expect(output).To(ContainSubstring("This etcd member is now a voting member"))
+		for _, line := range strings.Split(output, "\n") {
+			if strings.Contains(line, "This etcd member is now a voting member") {
+				GinkgoWriter.Printf("hub-4: %s\n", line)
+			}
+		}
 
 		By("the new member serves what was written before it joined, and what is written through it is read through the first")
 		hub4 := fresh.client(ctx)
