@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -150,12 +151,30 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 
-	if err := prepareRetrying(ctx, cfg, info.URL); err != nil {
+	// A component that fails while this process prepares or stands by
+	// ends it as when it leads: a member whose etcd was removed from its
+	// cluster must not keep serving errors.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	go func() {
+		select {
+		case err := <-failed:
+			stopRun(err)
+		case <-runCtx.Done():
+		}
+	}()
+	failure := func(err error) error {
+		if ctx.Err() == nil && runCtx.Err() != nil {
+			return context.Cause(runCtx)
+		}
 		return err
 	}
-	mgrDone, err := StartManager(ctx, cfg, opts)
+	if err := prepareRetrying(runCtx, cfg, info.URL); err != nil {
+		return failure(err)
+	}
+	mgrDone, err := StartManager(runCtx, cfg, opts)
 	if err != nil {
-		return err
+		return failure(err)
 	}
 	logger.Info("Hub ready", "url", info.URL, "adminKubeconfig", info.AdminKubeconfig, "startup", time.Since(started).Round(time.Millisecond))
 	if opts.Ready != nil {
@@ -163,9 +182,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	select {
 	case err := <-mgrDone:
-		return err
-	case err := <-failed:
-		return err
+		return failure(err)
+	case <-runCtx.Done():
+		if ctx.Err() != nil {
+			return <-mgrDone
+		}
+		return context.Cause(runCtx)
 	}
 }
 
@@ -274,7 +296,7 @@ func prepareRetrying(ctx context.Context, cfg *rest.Config, url string) error {
 	var err error
 	for backoff.Steps > 0 {
 		if err = Prepare(ctx, cfg, url); err == nil || !(apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) ||
-			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)) {
+			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || etcdElection(err)) {
 			return err
 		}
 		klog.FromContext(ctx).Info("Preparing the hub's API objects again", "reason", err.Error())
@@ -285,6 +307,14 @@ func prepareRetrying(ctx context.Context, cfg *rest.Config, url string) error {
 		}
 	}
 	return err
+}
+
+// etcdElection says that err is a write that failed while the members of
+// the hub's etcd cluster elected a leader (one died, or joined): sent again
+// once they have, it succeeds.
+func etcdElection(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "etcdserver: request timed out") || strings.Contains(msg, "etcdserver: leader changed") || strings.Contains(msg, "etcdserver: no leader")
 }
 
 // bootstrapTokens is the rotation o asks for, or the default.

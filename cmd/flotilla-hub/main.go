@@ -138,7 +138,7 @@ written while the controllers change hands. See docs/ha.md.`,
 			return hub.Run(ctx, opts)
 		},
 	}
-	cmd.AddCommand(newSnapshotCommand())
+	cmd.AddCommand(newSnapshotCommand(), newMemberCommand())
 	f := cmd.Flags()
 	f.StringVar(&opts.ControlPlane.DataDir, "data-dir", defaultDataDir(), "directory for the embedded control plane's state: certificates, etcd data, admin.kubeconfig")
 	f.StringVar(&opts.ControlPlane.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on (0.0.0.0 for every interface)")

@@ -140,7 +140,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		pki:             p,
 		cancel:          cancel,
 		lock:            lock,
-		failed:          make(chan error, 2),
+		failed:          make(chan error, 3),
 		stopped:         make(chan struct{}),
 	}
 	defer func() {
@@ -167,6 +167,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			return nil, err
 		}
 		cp.etcd = e
+		if err := promoteLearner(ctx, e); err != nil {
+			return nil, err
+		}
 		etcdServers = []string{url}
 		if err := writeFile(filepath.Join(opts.DataDir, etcdURLFile), []byte(url+"\n"), 0o600); err != nil {
 			return nil, err
@@ -215,7 +218,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 
 	cp.watching = true
-	go cp.watch(apiDone, kcmDone)
+	var etcdStopped <-chan struct{}
+	if cp.etcd != nil {
+		etcdStopped = cp.etcd.Server.StopNotify()
+	}
+	go cp.watch(apiDone, kcmDone, etcdStopped)
 	return cp, nil
 }
 
@@ -239,10 +246,15 @@ func (c *ControlPlane) EnsureServingCert(name string, hosts []string, ips []net.
 func (c *ControlPlane) Failed() <-chan error { return c.failed }
 
 // watch forwards the first failure of a component and marks the stop.
-func (c *ControlPlane) watch(apiDone, kcmDone <-chan error) {
+func (c *ControlPlane) watch(apiDone, kcmDone <-chan error, etcdStopped <-chan struct{}) {
 	defer close(c.stopped)
 	for apiDone != nil || kcmDone != nil {
 		select {
+		case <-etcdStopped:
+			// Stop closes etcd only after this loop has ended: etcd
+			// stopped on its own, most likely removed from its cluster.
+			etcdStopped = nil
+			c.failed <- c.etcdStoppedError()
 		case err, ok := <-apiDone:
 			if !ok {
 				apiDone = nil
@@ -257,6 +269,15 @@ func (c *ControlPlane) watch(apiDone, kcmDone <-chan error) {
 			c.failed <- fmt.Errorf("kube-controller-manager: %w", err)
 		}
 	}
+}
+
+// etcdStoppedError says why the embedded etcd stopped while running.
+func (c *ControlPlane) etcdStoppedError() error {
+	s := c.etcd.Server
+	if s.Cluster() != nil && s.Cluster().Member(s.MemberID()) == nil {
+		return fmt.Errorf("etcd member %s was removed from its cluster (flotilla-hub member remove) and stopped: this hub stops too; to bring it back, empty its data directory (keeping a copy of pki/), then add it again with flotilla-hub member add", s.MemberID())
+	}
+	return fmt.Errorf("the embedded etcd (member %s) stopped on its own: see etcd.log in the data directory", s.MemberID())
 }
 
 // Stop shuts the control plane down: controllers and API server first, then

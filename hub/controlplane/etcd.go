@@ -18,6 +18,10 @@ import (
 // healthy single member on local disk is ready in well under a second.
 const etcdStartTimeout = 60 * time.Second
 
+// etcdJoinTimeout bounds how long a member added to a running cluster may
+// take to become ready: it receives the whole store from the leader first.
+const etcdJoinTimeout = 10 * time.Minute
+
 // startEtcd runs a single-member etcd on loopback, storing its data in dir.
 // It returns the client URL the API server should use.
 func startEtcd(ctx context.Context, name, dir string) (*embed.Etcd, string, error) {
@@ -65,26 +69,53 @@ func startEtcdWith(ctx context.Context, name, dir string, configure func(*embed.
 		}
 	}
 
+	// A member added to a running cluster joins it on its first start,
+	// with no data yet; later starts are restarts.
+	_, statErr := os.Stat(filepath.Join(dir, "member"))
+	joining := cfg.ClusterState == embed.ClusterStateFlagExisting && errors.Is(statErr, os.ErrNotExist)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
+		if joining {
+			return nil, "", fmt.Errorf("start etcd in %s as a member added to a running cluster: %w (was it added with flotilla-hub member add, with this peer URL, and do the members of --etcd-initial-cluster answer on their peer URLs?)", dir, err)
+		}
 		return nil, "", fmt.Errorf("start etcd in %s: %w", dir, err)
+	}
+	timeout := etcdStartTimeout
+	if joining {
+		timeout = etcdJoinTimeout
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
+		select {
+		case <-e.Server.StoppingNotify():
+			e.Close()
+			return nil, "", removedWhileStarting(name, cfg)
+		default:
+		}
 		e.Close()
 		return nil, "", fmt.Errorf("etcd in %s failed: %w", dir, err)
-	case <-time.After(etcdStartTimeout):
+	case <-e.Server.StopNotify():
+		e.Close()
+		return nil, "", removedWhileStarting(name, cfg)
+	case <-time.After(timeout):
 		e.Close()
 		if cfg.InitialCluster != name+"="+peerURL.String() {
-			return nil, "", fmt.Errorf("etcd member %s was not ready after %s: it needs a majority of the members of --etcd-initial-cluster to answer on their peer URLs (are they started, reachable, and do they share the etcd CA of pki/etcd?); see %s", name, etcdStartTimeout, cfg.LogOutputs[0])
+			return nil, "", fmt.Errorf("etcd member %s was not ready after %s: it needs a majority of the members of --etcd-initial-cluster to answer on their peer URLs (are they started, reachable, and do they share the etcd CA of pki/etcd?); see %s", name, timeout, cfg.LogOutputs[0])
 		}
-		return nil, "", fmt.Errorf("etcd in %s was not ready after %s: is the disk full or very slow?", dir, etcdStartTimeout)
+		return nil, "", fmt.Errorf("etcd in %s was not ready after %s: is the disk full or very slow?", dir, timeout)
 	case <-ctx.Done():
 		e.Close()
 		return nil, "", ctx.Err()
 	}
 	return e, clientURL.String(), nil
+}
+
+// removedWhileStarting says why a member stopped on its own while starting:
+// a member that its cluster removed hears so from its peers and stops
+// (etcd.log: "the member has been permanently removed").
+func removedWhileStarting(name string, cfg *embed.Config) error {
+	return fmt.Errorf("etcd member %s stopped while starting; most likely it was removed from its cluster (flotilla-hub member remove): a removed member rejoins only with an empty data directory (keep a copy of pki/), after flotilla-hub member add on a running member; see %s", name, cfg.LogOutputs[0])
 }
 
 // freePort asks the kernel for a free TCP port on loopback.

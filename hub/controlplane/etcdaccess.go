@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // EtcdName is the embedded etcd member's name, which a restored member must
@@ -79,3 +83,63 @@ func HubIdentity(dataDir string) (string, error) {
 	}
 	return id, nil
 }
+
+// ErrNotRunning says that no hub runs on a data directory.
+var ErrNotRunning = errors.New("no hub runs on it")
+
+// RunningEtcd returns the client URL of the embedded etcd of the hub that
+// runs on dataDir, on this machine. Unlike OpenEtcd it never starts an etcd:
+// a stopped member of a cluster cannot serve alone.
+func RunningEtcd(dataDir string) (string, error) {
+	if _, err := os.Stat(dataDir); err != nil {
+		return "", fmt.Errorf("--data-dir %s: %w (give the --data-dir of a hub running on this machine)", dataDir, err)
+	}
+	lock, err := lockDataDir(dataDir)
+	if err == nil {
+		lock.Close()
+		return "", fmt.Errorf("%s: %w (start the hub first, or give the --data-dir of the hub running on this machine)", dataDir, ErrNotRunning)
+	}
+	if !errors.Is(err, ErrInUse) {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, etcdURLFile))
+	if err != nil {
+		return "", fmt.Errorf("the hub running on %s does not say where its etcd listens (%w): it is either still starting (try again once it is ready) or runs with --etcd-servers, which are no members of its own", dataDir, err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// EtcdPeerTLS returns the etcd peer certificate, key and CA of the member
+// whose data directory is dataDir: what another member accepts on its peer
+// URL.
+func EtcdPeerTLS(dataDir string) (certFile, keyFile, caFile string) {
+	dir := filepath.Join(dataDir, "pki", etcdPKIDir)
+	return filepath.Join(dir, etcdPeerCert), filepath.Join(dir, etcdPeerKeyFile), filepath.Join(dir, etcdCACertFile)
+}
+
+// ExtraServingSANs returns the DNS names and IP addresses of the API server
+// serving certificate in dataDir other than the ones every hub's carries:
+// its advertise address and --tls-san, which a further member repeats.
+func ExtraServingSANs(dataDir string) ([]string, error) {
+	path := filepath.Join(dataDir, "pki", servingCertFile)
+	certs, err := certutil.CertsFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the serving certificate %s: %w", path, err)
+	}
+	var out []string
+	for _, h := range certs[0].DNSNames {
+		if !slices.Contains(servingHosts(), h) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, ip := range certs[0].IPAddresses {
+		if !ip.IsLoopback() && !ip.Equal(net.ParseIP(firstServiceIP)) && !ip.IsUnspecified() && !slices.Contains(out, ip.String()) {
+			out = append(out, ip.String())
+		}
+	}
+	return out, nil
+}
+
+// ParsePeerURL checks that raw is an etcd peer URL as the members take it,
+// https://address:port, saying which flag was wrong.
+func ParsePeerURL(flag, raw string) (*url.URL, error) { return httpsURL(flag, raw) }

@@ -120,6 +120,28 @@ func (m *EtcdMember) first() string {
 	return name
 }
 
+// makesPKI says whether this member makes the hub's CA and keys: the first
+// one listed, when the members start together. A member added to a running
+// cluster never does, wherever it is listed: the cluster has a CA already.
+func (m *EtcdMember) makesPKI() bool {
+	return m.InitialClusterState != ClusterStateExisting && m.Name == m.first()
+}
+
+// sharedPKIList is SharedPKIFiles as a sentence.
+func sharedPKIList() string {
+	files := SharedPKIFiles()
+	n := len(files)
+	return strings.Join(files[:n-1], ", ") + " and " + files[n-1]
+}
+
+// whoHasPKI names where the CA and keys to copy are, for error messages.
+func (m *EtcdMember) whoHasPKI() string {
+	if m.InitialClusterState == ClusterStateExisting {
+		return "a running member"
+	}
+	return "the first member (" + m.first() + ")"
+}
+
 func httpsURL(flag, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
@@ -133,12 +155,12 @@ func httpsURL(flag, raw string) (*url.URL, error) {
 // copy of the first member's PKI: it would make a CA of its own, which no
 // other member and no agent trusts.
 func (m *EtcdMember) checkSharedPKI(pkiDir string) error {
-	if m.Name == m.first() {
+	if m.makesPKI() {
 		return nil
 	}
 	for _, f := range sharedPKIFiles {
 		if _, err := os.Stat(filepath.Join(pkiDir, f)); err != nil {
-			return fmt.Errorf("%s is missing: every hub member starts from a copy of the first member's (%s) CA and keys; copy ca.crt, ca.key, sa.key, sa.pub, etcd/ca.crt and etcd/ca.key from its <data-dir>/pki into %s before the first start (docs/ha.md)", filepath.Join(pkiDir, f), m.first(), pkiDir)
+			return fmt.Errorf("%s is missing: every hub member starts from a copy of %s's CA and keys; copy %s from its <data-dir>/pki into %s before the first start (docs/ha.md)", filepath.Join(pkiDir, f), m.whoHasPKI(), sharedPKIList(), pkiDir)
 		}
 	}
 	return nil
@@ -154,8 +176,8 @@ func (p *pki) ensureEtcdPeerPKI(m *EtcdMember) (transport.TLSInfo, error) {
 	}
 	caCert := filepath.Join(dir, etcdCACertFile)
 	if _, err := os.Stat(caCert); errors.Is(err, os.ErrNotExist) {
-		if m.Name != m.first() {
-			return transport.TLSInfo{}, fmt.Errorf("%s is missing: copy it and etcd/ca.key from the first member (%s)", caCert, m.first())
+		if !m.makesPKI() {
+			return transport.TLSInfo{}, fmt.Errorf("%s is missing: copy it and etcd/ca.key from %s", caCert, m.whoHasPKI())
 		}
 		if err := createCA(dir, etcdCACertFile, etcdCAKeyFile, "flotilla-etcd-ca"); err != nil {
 			return transport.TLSInfo{}, err

@@ -57,6 +57,12 @@ func TestEtcdMemberSharedPKI(t *testing.T) {
 	if err := first.checkSharedPKI(dir); err != nil {
 		t.Fatal(err)
 	}
+	// A member added to a running cluster never makes a CA, even when it
+	// is named first: the cluster has one.
+	joining := &EtcdMember{Name: "a", PeerURL: "https://10.0.0.1:2380", InitialCluster: cluster, InitialClusterState: ClusterStateExisting}
+	if err := joining.checkSharedPKI(dir); err == nil || !strings.Contains(err.Error(), "a running member's CA and keys") {
+		t.Fatalf("want a joining member refused without the CA, got %v", err)
+	}
 	p, err := ensurePKI(dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)

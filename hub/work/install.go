@@ -105,7 +105,10 @@ func InstallWebhookService(ctx context.Context, client kubernetes.Interface, nam
 
 func installWebhook(ctx context.Context, client kubernetes.Interface, want *admissionregistrationv1.ValidatingWebhookConfiguration) error {
 	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// Hub processes that start together (the members of one etcd cluster)
+	// may both find none and create it: the second one reads it again.
+	conflict := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, conflict, func() error {
 		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			_, err = api.Create(ctx, want, metav1.CreateOptions{})

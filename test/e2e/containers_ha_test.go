@@ -35,6 +35,108 @@ type hubMember struct {
 	container *framework.Container
 }
 
+// memberArgs are the arguments of a hub member container named name at ip,
+// for the etcd cluster initial, its certificate naming sans.
+func memberArgs(name, ip string, initial, sans []string) []string {
+	return append([]string{"--data-dir", home + "/hub", "--bind-address", "0.0.0.0", "--advertise-address", ip,
+		"--secure-port", strconv.Itoa(hubPort),
+		// Every member's certificate names every member's address: the
+		// agent's kubeconfig names the first, and it verifies whichever
+		// member answers against it.
+		"--tls-san", strings.Join(sans, ","),
+		"--etcd-name", name, "--etcd-peer-url", fmt.Sprintf("https://%s:%d", ip, etcdPeerPort),
+		"--etcd-initial-cluster", strings.Join(initial, ",")}, memberLease...)
+}
+
+// memberLease is the shortest renew deadline a member accepts, so that a
+// killed leader is replaced within half a minute.
+var memberLease = []string{"--leader-elect-lease-duration", "15s", "--leader-elect-renew-deadline", "10s", "--leader-elect-retry-period", "2s"}
+
+// memberPKI holds the files of the first member's pki directory that the
+// others start from a copy of, by path relative to it.
+type memberPKI map[string][]byte
+
+// files are the copies, for a member container's spec.
+func (p memberPKI) files() []framework.File {
+	var out []framework.File
+	for name, data := range p {
+		out = append(out, framework.File{Path: home + "/hub/pki/" + name, Data: data, Under: home})
+	}
+	return out
+}
+
+// startHubMembers starts three hub members on hubNet, the second and third
+// from a copy of the first one's CA and keys, runs meanwhile (while the
+// first makes its PKI), and returns once each is ready or stands by.
+func startHubMembers(ctx context.Context, d *framework.Docker, refs map[string]string, hubNet *framework.Network, meanwhile func()) []*hubMember {
+	GinkgoHelper()
+	members := make([]*hubMember, 3)
+	var initial, sans []string
+	for i := range members {
+		m := &hubMember{name: fmt.Sprintf("hub-%d", i+1), ip: hubNet.Addr(byte(11 + i))}
+		members[i] = m
+		initial = append(initial, fmt.Sprintf("%s=https://%s:%d", m.name, m.ip, etcdPeerPort))
+		sans = append(sans, m.ip)
+	}
+	spec := func(m *hubMember) framework.ContainerSpec {
+		return framework.ContainerSpec{Name: m.name, Image: refs["flotilla-hub"], Network: hubNet, IP: m.ip, Publish: []int{hubPort},
+			Args: memberArgs(m.name, m.ip, initial, sans)}
+	}
+
+	By("starting the first member, which makes the PKI, and the others from a copy of its CA and keys")
+	var err error
+	members[0].container, err = d.Start(ctx, spec(members[0]))
+	Expect(err).NotTo(HaveOccurred())
+	if meanwhile != nil {
+		meanwhile()
+	}
+	pki := copyMemberPKI(ctx, members[0])
+	for _, m := range members[1:] {
+		s := spec(m)
+		s.Files = pki.files()
+		m.container, err = d.Start(ctx, s)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	for _, m := range members {
+		waitMemberServes(ctx, m, 3*time.Minute)
+	}
+	return members
+}
+
+// copyMemberPKI copies the CA and keys out of a member, once it has made
+// them.
+func copyMemberPKI(ctx context.Context, m *hubMember) memberPKI {
+	GinkgoHelper()
+	// The etcd CA is made after the hub CA, once the member knows it is
+	// the first: when its certificate is there, everything is.
+	Eventually(func() error {
+		_, err := m.container.CopyOut(ctx, home+"/hub/pki/etcd/ca.crt")
+		return err
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), func() string { return m.container.Tail(ctx, 20) })
+	pki := memberPKI{}
+	for _, name := range []string{"ca.crt", "ca.key", "sa.key", "sa.pub", "etcd/ca.crt", "etcd/ca.key"} {
+		data, err := m.container.CopyOut(ctx, home+"/hub/pki/"+name)
+		Expect(err).NotTo(HaveOccurred())
+		pki[name] = data
+	}
+	return pki
+}
+
+// waitMemberServes waits until a member runs and serves: the member that
+// leads the hub controllers says it is ready; the others, whose API servers
+// and webhooks serve all the same, that they stand by.
+func waitMemberServes(ctx context.Context, m *hubMember, timeout time.Duration) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		status, _, err := m.container.State(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(status).To(Equal("running"), m.container.Tail(ctx, 20))
+		g.Expect(m.container.Output(ctx)).To(Or(
+			ContainSubstring(fmt.Sprintf("flotilla-hub is ready at https://%s:%d", m.ip, hubPort)),
+			ContainSubstring("Another hub process leads; standing by")))
+	}).WithContext(ctx).WithTimeout(timeout).WithPolling(time.Second).Should(Succeed())
+}
+
 // client reaches the member's own API server through its port published
 // on 127.0.0.1 (which may change when the container restarts or is
 // reconnected), as the admin.
@@ -56,67 +158,7 @@ var _ = Describe("A hub of three embedded etcd members, each in a container", La
 		f.spokeNet, err = d.CreateNetwork(ctx, "spoke")
 		Expect(err).NotTo(HaveOccurred())
 
-		members := make([]*hubMember, 3)
-		var initial, sans []string
-		for i := range members {
-			m := &hubMember{name: fmt.Sprintf("hub-%d", i+1), ip: f.hubNet.Addr(byte(11 + i))}
-			members[i] = m
-			initial = append(initial, fmt.Sprintf("%s=https://%s:%d", m.name, m.ip, etcdPeerPort))
-			sans = append(sans, m.ip)
-		}
-		spec := func(m *hubMember) framework.ContainerSpec {
-			return framework.ContainerSpec{
-				Name: m.name, Image: refs["flotilla-hub"], Network: f.hubNet, IP: m.ip, Publish: []int{hubPort},
-				Args: []string{"--data-dir", home + "/hub", "--bind-address", "0.0.0.0", "--advertise-address", m.ip,
-					"--secure-port", strconv.Itoa(hubPort),
-					// Every member's certificate names every member's
-					// address: the agent's kubeconfig names the first, and
-					// it verifies whichever member answers against it.
-					"--tls-san", strings.Join(sans, ","),
-					"--etcd-name", m.name, "--etcd-peer-url", fmt.Sprintf("https://%s:%d", m.ip, etcdPeerPort),
-					"--etcd-initial-cluster", strings.Join(initial, ","),
-					// The shortest renew deadline a member accepts, so
-					// that a killed leader is replaced within half a minute.
-					"--leader-elect-lease-duration", "15s", "--leader-elect-renew-deadline", "10s", "--leader-elect-retry-period", "2s"},
-			}
-		}
-
-		By("starting the first member, which makes the PKI, and the others from a copy of its CA and keys")
-		members[0].container, err = d.Start(ctx, spec(members[0]))
-		Expect(err).NotTo(HaveOccurred())
-		f.startSpoke(ctx, refs)
-		pki := map[string][]byte{}
-		// The etcd CA is made after the hub CA, once the member knows it is
-		// the first: when its certificate is there, everything is.
-		Eventually(func() error {
-			_, err := members[0].container.CopyOut(ctx, home+"/hub/pki/etcd/ca.crt")
-			return err
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), func() string { return members[0].container.Tail(ctx, 20) })
-		for _, name := range []string{"ca.crt", "ca.key", "sa.key", "sa.pub", "etcd/ca.crt", "etcd/ca.key"} {
-			pki[name], err = members[0].container.CopyOut(ctx, home+"/hub/pki/"+name)
-			Expect(err).NotTo(HaveOccurred())
-		}
-		for _, m := range members[1:] {
-			s := spec(m)
-			for name, data := range pki {
-				s.Files = append(s.Files, framework.File{Path: home + "/hub/pki/" + name, Data: data, Under: home})
-			}
-			m.container, err = d.Start(ctx, s)
-			Expect(err).NotTo(HaveOccurred())
-		}
-		// The member that leads the hub controllers says it is ready; the
-		// others, whose API servers and webhooks serve all the same, that
-		// they stand by.
-		for _, m := range members {
-			Eventually(func(g Gomega) {
-				status, _, err := m.container.State(ctx)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(status).To(Equal("running"), m.container.Tail(ctx, 20))
-				g.Expect(m.container.Output(ctx)).To(Or(
-					ContainSubstring(fmt.Sprintf("flotilla-hub is ready at https://%s:%d", m.ip, hubPort)),
-					ContainSubstring("Another hub process leads; standing by")))
-			}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		}
+		members := startHubMembers(ctx, d, refs, f.hubNet, func() { f.startSpoke(ctx, refs) })
 		f.spokeReady(ctx)
 		clients := make([]client.Client, 3)
 		for i, m := range members {
