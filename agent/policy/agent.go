@@ -154,11 +154,10 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 		return fmt.Errorf("create the policy agent's hub event client: %w", err)
 	}
 	r := &reconciler{
-		Agent:     a,
-		events:    events,
-		hub:       mgr.GetClient(),
-		hubReader: mgr.GetAPIReader(),
-		watches:   newRegistry(a.spoke.dynamic, a.cfg.ClusterName),
+		Agent:   a,
+		events:  events,
+		hub:     mgr.GetClient(),
+		watches: newRegistry(a.spoke.dynamic, a.cfg.ClusterName),
 	}
 	templates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.Namespace, cluster: a.cfg.ClusterName}
 	err = ctrl.NewControllerManagedBy(mgr).

@@ -17,16 +17,18 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
 // reconciler evaluates one hub session's replicated policies.
 type reconciler struct {
 	*Agent
-	// hub writes Policies' status; hubReader reads the hub itself, since
-	// the cache may not hold the agent's own last status write yet, and a
-	// status computed from a stale one would lose history.
-	hub       client.Client
-	hubReader client.Reader
+	// hub reads Policies from the cache and writes their status. The
+	// cache may not hold the agent's own last status write yet, and a
+	// status computed from a stale copy would lose history: written tells
+	// such a copy, which is looked at again shortly.
+	hub     client.Client
+	written reconcile.Written
 	// events writes the compliance events, in the cluster's namespace.
 	events  corev1client.EventsGetter
 	watches *registry
@@ -67,11 +69,15 @@ func (s *scope) requeueAfter(d time.Duration) {
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("policy", req.Name))
 	p := &policyv1.Policy{}
-	if err := r.hubReader.Get(ctx, req.NamespacedName, p); err != nil {
+	if err := r.hub.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.written.Forget(req.NamespacedName)
 			return ctrl.Result{}, r.removePolicy(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
+	}
+	if r.written.Stale(p) {
+		return ctrl.Result{RequeueAfter: reconcile.StaleRequeue}, nil
 	}
 	if !p.DeletionTimestamp.IsZero() || p.Spec.Disabled {
 		return ctrl.Result{}, r.removePolicy(ctx, p.Name)
@@ -80,7 +86,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	s := &scope{policy: p, keep: map[string]bool{}, ignored: map[int]bool{}, now: time.Now()}
 	before := p.DeepCopy()
 	defer func() {
-		if perr := r.patchStatus(ctx, before, s.policy); perr != nil {
+		perr := r.patchStatus(ctx, before, s.policy)
+		r.written.Record(s.policy)
+		if perr != nil {
 			err = errors.Join(err, perr)
 			return
 		}
