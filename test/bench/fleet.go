@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,10 +86,25 @@ func (f *fleet) requests(ctx context.Context) map[string]float64 {
 // receive single works, a ManifestWorkReplicaSet and a Policy, while the
 // hub process's memory and CPU are read from /proc.
 func benchFleet(ctx context.Context, e *env) error {
+	if err := checkFleetMode(); err != nil {
+		return err
+	}
+	for mode := range strings.SplitSeq(*fleetModes, ",") {
+		*fleetMode = mode
+		fmt.Printf("\n### fleet of %s agents\n", mode)
+		if err := benchFleetMode(ctx, e); err != nil {
+			return fmt.Errorf("%s agents: %w", mode, err)
+		}
+	}
+	return nil
+}
+
+// benchFleetMode runs the fleet simulator in the mode fleetMode says.
+func benchFleetMode(ctx context.Context, e *env) error {
 	n := *benchClusters
 	quietKlog()
 	if gogc := simGOGC(); gogc > 0 {
-		debug.SetGCPercent(gogc)
+		defer debug.SetGCPercent(debug.SetGCPercent(gogc))
 	}
 	// The memory watch stops the run, saying why, before the machine runs
 	// out of memory.

@@ -29,16 +29,21 @@ import (
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
 
-var fleetMode = flag.String("fleet-mode", "real", "fleet: how each simulated cluster runs: real (the agent's code, applying into a shared spoke) "+
+var fleetModes = flag.String("fleet-mode", "real,hollow", "fleet: how each simulated cluster runs: real (the agent's code, applying into a shared spoke) "+
 	"or hollow (only what the hub sees: its own key, CSR, certificate and connection, lease, ManagedCluster status, "+
-	"watches of its ManifestWorks and Policies and their status, computed without a spoke)")
+	"watches of its ManifestWorks and Policies and their status, computed without a spoke); both, one fleet after the other, by default")
+
+// fleetMode is the mode of the fleet that runs now: one of -fleet-mode's.
+var fleetMode = new(string)
 
 // hollow says whether the fleet's clusters are hollow agents.
 func hollow() bool { return *fleetMode == "hollow" }
 
 func checkFleetMode() error {
-	if *fleetMode != "real" && *fleetMode != "hollow" {
-		return fmt.Errorf("-fleet-mode %q: want real or hollow", *fleetMode)
+	for m := range strings.SplitSeq(*fleetModes, ",") {
+		if m != "real" && m != "hollow" {
+			return fmt.Errorf("-fleet-mode %q: want real, hollow or both (real,hollow)", *fleetModes)
+		}
 	}
 	return nil
 }
