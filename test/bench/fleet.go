@@ -92,7 +92,13 @@ func benchFleet(ctx context.Context, e *env) error {
 	for mode := range strings.SplitSeq(*fleetModes, ",") {
 		*fleetMode = mode
 		fmt.Printf("\n### fleet of %s agents\n", mode)
-		if err := benchFleetMode(ctx, e); err != nil {
+		// Each fleet on a hub of its own.
+		me := *e
+		me.workDir = filepath.Join(e.workDir, "fleet-"+mode)
+		if err := os.MkdirAll(me.workDir, 0o700); err != nil {
+			return err
+		}
+		if err := benchFleetMode(ctx, &me); err != nil {
 			return fmt.Errorf("%s agents: %w", mode, err)
 		}
 	}
