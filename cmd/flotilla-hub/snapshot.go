@@ -42,7 +42,7 @@ so that the members of a hub restored from it share one.`,
   flotilla-hub snapshot save /backup/hub.tar.gz --data-dir /var/lib/flotilla/hub \
     --etcd-servers https://etcd-1:2379,https://etcd-2:2379 \
     --etcd-cafile /etc/etcd/ca.crt --etcd-certfile /etc/flotilla/etcd-client.crt --etcd-keyfile /etc/flotilla/etcd-client.key`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
 			started := time.Now()
