@@ -193,16 +193,10 @@ func (a *hollowAgent) policy(ctx context.Context, p *policyv1.Policy) {
 	if g, ok := a.evaluated[p.Name]; ok && g == p.Generation {
 		return
 	}
-	// As the policy agent: read the hub itself, not the watch's copy,
-	// which may not hold the agent's own last status write yet.
+	// As the policy agent since it reads its cache: the watch's copy. It
+	// holds this agent's last status write, as a policy is evaluated once
+	// per generation here.
 	path := hubPath(policyv1.GroupVersion, p.Namespace, "policies", p.Name, "")
-	p = &policyv1.Policy{}
-	if err := a.hub.get(ctx, path, nil, p); err != nil {
-		if !apierrors.IsNotFound(err) {
-			a.sh.failed("get policies", err)
-		}
-		return
-	}
 	now := time.Now()
 	before := p.DeepCopy()
 	var (
