@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,22 +41,8 @@ answer is down or cut off.`,
   flotilla-hub member list --data-dir /var/lib/flotilla/hub -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "table"); err != nil {
-				return err
-			}
-			c, err := members.Connect(cmd.Context(), dataDir)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			list, err := c.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if output == "table" {
-				return members.WriteTable(cmd.OutOrStdout(), list)
-			}
-			return writeData(cmd.OutOrStdout(), output, list)
+			list := func(ctx context.Context, c *members.Cluster) ([]members.Member, error) { return c.List(ctx) }
+			return onMembers(cmd, dataDir, output, "table", list, members.WriteTable)
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir(), "the --data-dir of a hub running on this machine")
@@ -94,23 +81,10 @@ the flotilla-hub flags, with --etcd-initial-cluster listing every member and
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "text"); err != nil {
-				return err
+			add := func(ctx context.Context, c *members.Cluster) (members.JoinInstructions, error) {
+				return c.Add(ctx, args[0], peerURL)
 			}
-			c, err := members.Connect(cmd.Context(), dataDir)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			join, err := c.Add(cmd.Context(), args[0], peerURL)
-			if err != nil {
-				return err
-			}
-			if output == "text" {
-				join.WriteText(cmd.OutOrStdout())
-				return nil
-			}
-			return writeData(cmd.OutOrStdout(), output, join)
+			return onMembers(cmd, dataDir, output, "text", add, writeText[members.JoinInstructions])
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir(), "the --data-dir of a hub running on this machine (also the new member's, in the printed flags)")
@@ -142,28 +116,43 @@ cluster: empty it before the machine rejoins with member add.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "text"); err != nil {
-				return err
+			remove := func(ctx context.Context, c *members.Cluster) (members.Removal, error) {
+				return c.Remove(ctx, args[0])
 			}
-			c, err := members.Connect(cmd.Context(), dataDir)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			r, err := c.Remove(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if output == "text" {
-				r.WriteText(cmd.OutOrStdout())
-				return nil
-			}
-			return writeData(cmd.OutOrStdout(), output, r)
+			return onMembers(cmd, dataDir, output, "text", remove, writeText[members.Removal])
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir(), "the --data-dir of a hub running on this machine")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
+}
+
+// onMembers checks -o, connects to the etcd of the hub running on
+// dataDir, runs do and prints its result: with write in the command's own
+// format human, else as JSON or YAML.
+func onMembers[T any](cmd *cobra.Command, dataDir, output, human string, do func(context.Context, *members.Cluster) (T, error), write func(io.Writer, T) error) error {
+	if err := checkOutput(output, human); err != nil {
+		return err
+	}
+	c, err := members.Connect(cmd.Context(), dataDir)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	v, err := do(cmd.Context(), c)
+	if err != nil {
+		return err
+	}
+	if output == human {
+		return write(cmd.OutOrStdout(), v)
+	}
+	return writeData(cmd.OutOrStdout(), output, v)
+}
+
+// writeText prints v's own text form.
+func writeText[T interface{ WriteText(io.Writer) }](w io.Writer, v T) error {
+	v.WriteText(w)
+	return nil
 }
 
 // checkOutput accepts human (the command's own format), json and yaml.
