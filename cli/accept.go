@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +41,9 @@ type acceptOptions struct {
 	// ignored holds the names of the refused CSRs already reported as
 	// ignored, so that --wait says so once.
 	ignored sync.Map
+	// watch holds the hub's CSRs and ManagedClusters when --wait waits
+	// for more than a few clusters; nil otherwise.
+	watch *acceptWatch
 }
 
 func newAcceptCommand(g *globalOptions) *cobra.Command {
@@ -161,11 +163,12 @@ func (o *acceptOptions) run(ctx context.Context) error {
 }
 
 // acceptAllAndWait accepts every cluster as soon as it has asked, and
-// waits until all have joined. Each round reads the CSRs and
-// ManagedClusters of the whole hub once, then works on the clusters not
-// done yet side by side: accepting a fleet costs a few lists a second,
-// however many clusters it has, and takes about as long as its slowest
-// agent, not the sum of them.
+// waits until all have joined. For more than a few clusters it lists the
+// hub's cluster CSRs and ManagedClusters once and then follows their
+// watches (acceptWatch); each round works from that copy on the clusters
+// not done yet, side by side: accepting a fleet costs the hub two lists,
+// the watch events and the writes, however long it takes, and takes about
+// as long as its slowest agent, not the sum of them.
 func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error {
 	deadline := time.Now().Add(o.timeout)
 	out := &lockedWriter{w: o.streams.ErrOut}
@@ -178,6 +181,14 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 		pending[name] = &waiting{prog: newProgress(out), last: acceptPass{name: name}}
 	}
 	errs := map[string]error{}
+	if len(o.clusters) > fewClusters {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		var err error
+		if o.watch, err = startAcceptWatch(watchCtx, c); err != nil {
+			return err
+		}
+	}
 	// A hub too busy to answer in time (a fleet joining at once) is no
 	// reason to give up on the fleet: such a round is skipped, said, and
 	// tried again until the deadline.
@@ -187,6 +198,10 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 		sawDown      bool
 	)
 	retry := func(err error) (bool, error) {
+		if errors.Is(err, errNotListedYet) {
+			hubProg.report("Waiting for %s to answer the first lists of CSRs and ManagedClusters", c.where)
+			return false, nil
+		}
 		if sawDown && hubStarting(err) {
 			lastRoundErr = err
 			hubProg.report("Waiting for %s to serve the hub's APIs again: %v", c.where, startingReason(err))
@@ -206,7 +221,7 @@ func (o *acceptOptions) acceptAllAndWait(ctx context.Context, c *clients) error 
 	}
 	err := pollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
 		names := slices.Sorted(maps.Keys(pending))
-		snap, err := readAcceptSnapshot(ctx, c, names)
+		snap, err := o.readSnapshot(ctx, c, names)
 		if err != nil {
 			return retry(err)
 		}
@@ -277,54 +292,42 @@ type acceptSnapshot struct {
 	clusters map[string]*clusterv1.ManagedCluster
 }
 
-// fewClusters is up to how many clusters a snapshot reads cluster by
-// cluster rather than list the whole hub.
+// fewClusters is up to how many clusters accept --wait reads cluster by
+// cluster each round rather than watch the whole hub's.
 const fewClusters = 8
 
-// readAcceptSnapshot reads the CSRs and ManagedClusters of names: for a
-// few, one by one; for more, by listing every cluster's CSRs and every
-// ManagedCluster once.
+// readSnapshot is a round's view of names: from the watches when --wait
+// waits for a fleet, else read from the hub.
+func (o *acceptOptions) readSnapshot(ctx context.Context, c *clients, names []string) (*acceptSnapshot, error) {
+	if o.watch == nil {
+		return readAcceptSnapshot(ctx, c, names)
+	}
+	snap, err := o.watch.snapshot(names)
+	if err != nil && !errors.Is(err, errNotListedYet) {
+		return nil, explain(err, c.where, "list and watch the clusters' CSRs and ManagedClusters")
+	}
+	return snap, err
+}
+
+// readAcceptSnapshot reads the CSRs and ManagedClusters of names one by
+// one.
 func readAcceptSnapshot(ctx context.Context, c *clients, names []string) (*acceptSnapshot, error) {
 	snap := &acceptSnapshot{csrs: map[string][]certificatesv1.CertificateSigningRequest{}, clusters: map[string]*clusterv1.ManagedCluster{}}
-	if len(names) <= fewClusters {
-		for _, name := range names {
-			csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
-				LabelSelector: labels.Set{clusterv1.ClusterNameLabel: name}.String(),
-			})
-			if err != nil {
-				return nil, explain(err, c.where, "list the CSRs of cluster "+name)
-			}
-			snap.csrs[name] = csrs.Items
-			mc := &clusterv1.ManagedCluster{}
-			switch err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, mc); {
-			case err == nil:
-				snap.clusters[name] = mc
-			case !apierrors.IsNotFound(err):
-				return nil, explainClusterAPI(err, c, "get ManagedCluster "+name)
-			}
+	for _, name := range names {
+		csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+			LabelSelector: labels.Set{clusterv1.ClusterNameLabel: name}.String(),
+		})
+		if err != nil {
+			return nil, explain(err, c.where, "list the CSRs of cluster "+name)
 		}
-		return snap, nil
-	}
-	hasCluster, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
-	csrs, err := c.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
-		LabelSelector: labels.NewSelector().Add(*hasCluster).String(),
-	})
-	if err != nil {
-		return nil, explain(err, c.where, "list the clusters' CSRs")
-	}
-	clusters := &clusterv1.ManagedClusterList{}
-	if err := c.ctrl.List(ctx, clusters); err != nil {
-		return nil, explainClusterAPI(err, c, "list ManagedClusters")
-	}
-	for _, csr := range csrs.Items {
-		name := csr.Labels[clusterv1.ClusterNameLabel]
-		snap.csrs[name] = append(snap.csrs[name], csr)
-	}
-	for i := range clusters.Items {
-		snap.clusters[clusters.Items[i].Name] = &clusters.Items[i]
+		snap.csrs[name] = csrs.Items
+		mc := &clusterv1.ManagedCluster{}
+		switch err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, mc); {
+		case err == nil:
+			snap.clusters[name] = mc
+		case !apierrors.IsNotFound(err):
+			return nil, explainClusterAPI(err, c, "get ManagedCluster "+name)
+		}
 	}
 	return snap, nil
 }
@@ -359,7 +362,7 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 	var approvable, refused []*certificatesv1.CertificateSigningRequest
 	for i := range csrs {
 		csr := &csrs[i]
-		if csrState(csr) != "pending" {
+		if csrState(csr) != "pending" || o.watch.approvedHere(csr.Name) {
 			continue
 		}
 		if !o.skipCheck {
@@ -388,6 +391,7 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		if err := approveCSR(ctx, c, csr); err != nil {
 			return pass, err
 		}
+		o.watch.wroteApproval(csr.Name)
 		pass.approved++
 		o.notef("Hub: approved CSR %s of cluster %s (requested by %s)", csr.Name, name, csr.Spec.Username)
 	}
@@ -395,10 +399,11 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		return pass, nil
 	}
 	pass.cluster = mc
-	if !mc.Spec.HubAcceptsClient {
+	if !mc.Spec.HubAcceptsClient && !o.watch.acceptedHere(mc.UID) {
 		if err := setHubAcceptsClient(ctx, c, mc.DeepCopy(), true); err != nil {
 			return pass, err
 		}
+		o.watch.wroteAccept(mc.UID)
 		o.notef("Hub: set hubAcceptsClient on ManagedCluster %s", name)
 	}
 	return pass, nil

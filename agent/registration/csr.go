@@ -34,6 +34,10 @@ const MaxPendingCSRs = 10
 type csrRequest struct {
 	name   string
 	keyPEM []byte
+	// resourceVersion is the newest version of the CSR seen: the agent
+	// watches from it, and a read after the watch ends need be no older.
+	// Empty: read the CSR as etcd has it now.
+	resourceVersion string
 }
 
 // newCSR returns a new private key and a CSR for the client certificate of
@@ -109,9 +113,13 @@ var errTooManyPending = fmt.Errorf("%d CSRs of this agent are waiting for approv
 var errCSRGone = errors.New("asking again with a new CSR")
 
 // requestCertificate creates a CSR for agent id of cluster c, unless too
-// many of its CSRs already wait for approval.
+// many of its CSRs already wait for approval. The count of pending CSRs is
+// read from the API server's watch cache (ResourceVersion "0"), not from
+// etcd: a fleet joining at once would otherwise make each agent's check a
+// read of every cluster's CSRs; the cache is at most moments behind, and
+// the limit is a guard against a runaway loop, not a quota.
 func requestCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, c, id string, expiration time.Duration) (*csrRequest, error) {
-	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.Set{clusterv1.ClusterNameLabel: c}.String()})
+	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.Set{clusterv1.ClusterNameLabel: c}.String(), ResourceVersion: "0"})
 	if err != nil {
 		return nil, fmt.Errorf("list CSRs: %w", err)
 	}
@@ -126,47 +134,75 @@ func requestCertificate(ctx context.Context, api certificatesclient.CertificateS
 	if err != nil {
 		return nil, fmt.Errorf("create CSR: %w", err)
 	}
-	return &csrRequest{name: created.Name, keyPEM: keyPEM}, nil
+	return &csrRequest{name: created.Name, keyPEM: keyPEM, resourceVersion: created.ResourceVersion}, nil
 }
 
-// waitForCertificate waits until CSR name of cluster c is approved and
+// waitForCertificate waits until the CSR req of cluster c is approved and
 // issued, and returns the certificate. It returns an error wrapping
 // errCSRGone when the CSR was denied, failed or deleted, and any other
 // error as it comes, for the caller to retry. It reads and watches the CSR
 // with the cluster's label selector as well as its name: the hub lets a
 // cluster's agent read CSRs only so.
-func waitForCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, c, name string) ([]byte, error) {
+//
+// It watches from the newest version of the CSR it has seen (at first the
+// one its create returned), so that a CSR approved before the watch began
+// still arrives as an event; it reads the CSR only when the server ends a
+// watch, from the API server's cache no older than that version, and from
+// etcd only when the cache no longer holds it (410 Gone).
+func waitForCertificate(ctx context.Context, api certificatesclient.CertificateSigningRequestInterface, c string, req *csrRequest) ([]byte, error) {
 	selectors := metav1.ListOptions{
 		LabelSelector: labels.Set{clusterv1.ClusterNameLabel: c}.String(),
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", req.name).String(),
 	}
+	read := req.resourceVersion == ""
 	for {
-		list, err := api.List(ctx, selectors)
-		if err != nil {
-			return nil, fmt.Errorf("read CSR %s: %w", name, err)
-		}
-		if len(list.Items) == 0 {
-			return nil, fmt.Errorf("CSR %s no longer exists: %w", name, errCSRGone)
-		}
-		csr := &list.Items[0]
-		if done, err := issued(csr); done || err != nil {
-			return csr.Status.Certificate, err
+		if read {
+			opts := selectors
+			if req.resourceVersion != "" {
+				opts.ResourceVersion, opts.ResourceVersionMatch = req.resourceVersion, metav1.ResourceVersionMatchNotOlderThan
+			}
+			list, err := api.List(ctx, opts)
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				req.resourceVersion = ""
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read CSR %s: %w", req.name, err)
+			}
+			if len(list.Items) == 0 {
+				return nil, fmt.Errorf("CSR %s no longer exists: %w", req.name, errCSRGone)
+			}
+			if done, err := issued(&list.Items[0]); done || err != nil {
+				return list.Items[0].Status.Certificate, err
+			}
+			req.resourceVersion = list.ResourceVersion
 		}
 		opts := selectors
-		opts.ResourceVersion = list.ResourceVersion
+		opts.ResourceVersion = req.resourceVersion
 		w, err := api.Watch(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("watch CSR %s: %w", name, err)
+		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			req.resourceVersion, read = "", true
+			continue
 		}
-		certPEM, err := watchUntilIssued(ctx, w)
+		if err != nil {
+			return nil, fmt.Errorf("watch CSR %s: %w", req.name, err)
+		}
+		certPEM, err := watchUntilIssued(ctx, w, req)
+		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			req.resourceVersion, read = "", true
+			continue
+		}
 		if certPEM != nil || err != nil {
 			return certPEM, err
 		}
 		// The server ended the watch: read the CSR again and go on watching.
+		read = true
 	}
 }
 
-func watchUntilIssued(ctx context.Context, w watch.Interface) ([]byte, error) {
+// watchUntilIssued follows w until the CSR is issued, gone, or the watch
+// ends (nil, nil), recording each version seen in req.
+func watchUntilIssued(ctx context.Context, w watch.Interface, req *csrRequest) ([]byte, error) {
 	defer w.Stop()
 	for {
 		select {
@@ -186,6 +222,7 @@ func watchUntilIssued(ctx context.Context, w watch.Interface) ([]byte, error) {
 			if !ok {
 				continue
 			}
+			req.resourceVersion = csr.ResourceVersion
 			if done, err := issued(csr); done || err != nil {
 				return csr.Status.Certificate, err
 			}

@@ -74,7 +74,7 @@ func (r *Registration) joinOnce(ctx context.Context, pending **csrRequest) (*Cre
 		*pending = p
 		logger.Info("Asked the hub for a client certificate; waiting for a hub admin to accept the cluster", "csr", p.name)
 	}
-	certPEM, err := waitForCertificate(ctx, csrs, r.cfg.ClusterName, (*pending).name)
+	certPEM, err := waitForCertificate(ctx, csrs, r.cfg.ClusterName, *pending)
 	if errors.Is(err, errCSRGone) {
 		*pending = nil
 		return nil, err

@@ -188,7 +188,7 @@ func (r *Registration) renew(ctx context.Context, s *session) (*Credentials, err
 			pending = p
 			klog.FromContext(ctx).Info("Asked the hub to renew the client certificate", "csr", p.name)
 		}
-		certPEM, err := waitForCertificate(ctx, csrs, old.ClusterName, pending.name)
+		certPEM, err := waitForCertificate(ctx, csrs, old.ClusterName, pending)
 		if errors.Is(err, errCSRGone) {
 			pending = nil
 			return err

@@ -31,8 +31,8 @@ import (
 
 var (
 	fleetWorks       = flag.Int("works-per-cluster", 10, "fleet: ManifestWorks each cluster holds in the steady state")
-	fleetSteady      = flag.Duration("steady", 30*time.Second, "fleet: how long the steady state's hub CPU is measured")
-	fleetProbes      = flag.Int("probes", 100, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
+	fleetSteady      = flag.Duration("steady", 20*time.Second, "fleet: how long the steady state's hub CPU is measured")
+	fleetProbes      = flag.Int("probes", 60, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
 	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
 	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
 	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")
@@ -136,6 +136,10 @@ func benchFleetMode(ctx context.Context, e *env) error {
 	return nil
 }
 
+// registrationProfile is how long -pprof-dir profiles the hub from the
+// start of registration.
+const registrationProfile = 90 * time.Second
+
 // startFleet starts the hub and the shared spokes, joins n simulated
 // clusters, accepts them and prints scenario (a)'s figures.
 func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFunc) (_ *fleet, stop func(), err error) {
@@ -230,7 +234,9 @@ func startFleet(ctx context.Context, e *env, n int, abort context.CancelCauseFun
 		return nil, stop, err
 	}
 	stops = append(stops, stopAgents)
+	stopProfiles := f.profileDuring(ctx, "registration", registrationProfile)
 	acceptedAt, err := acceptAll(ctx, f.hub.HubProcess, f.c, f.names)
+	stopProfiles()
 	if err != nil {
 		return nil, stop, err
 	}

@@ -59,7 +59,8 @@ func (a *hollowAgent) joinOnce(ctx context.Context, boot *hollowClient) (certPEM
 	}
 	csrs := hubPath(certificatesv1.SchemeGroupVersion, "", "certificatesigningrequests", "", "")
 	sel := labels.Set{clusterv1.ClusterNameLabel: a.name}.String()
-	if err := boot.get(ctx, csrs, url.Values{"labelSelector": {sel}}, &hollowList{}); err != nil {
+	// As the agent: its pending CSRs counted from the API server's cache.
+	if err := boot.get(ctx, csrs, url.Values{"labelSelector": {sel}, "resourceVersion": {"0"}}, &hollowList{}); err != nil {
 		return nil, nil, err
 	}
 	keyPEM, csr, err := registration.NewCSR(a.name, a.id, 0)
@@ -71,10 +72,24 @@ func (a *hollowAgent) joinOnce(ctx context.Context, boot *hollowClient) (certPEM
 	if err := boot.create(ctx, csrs, csr, created); err != nil {
 		return nil, nil, err
 	}
+	// As the agent: watch from the version the create returned; read the
+	// CSR (from the cache, no older than that) only when a watch ends.
 	q := url.Values{"labelSelector": {sel}, "fieldSelector": {"metadata.name=" + created.Name}}
+	rv := created.ResourceVersion
 	for {
+		cert, err := waitIssued(ctx, boot, csrs, q, rv)
+		if err != nil || len(cert) > 0 {
+			return cert, keyPEM, err
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		var list certificatesv1.CertificateSigningRequestList
-		if err := boot.get(ctx, csrs, q, &list); err != nil {
+		read := url.Values{"resourceVersion": {rv}, "resourceVersionMatch": {"NotOlderThan"}}
+		for k, v := range q {
+			read[k] = v
+		}
+		if err := boot.get(ctx, csrs, read, &list); err != nil {
 			return nil, nil, err
 		}
 		if len(list.Items) == 0 {
@@ -83,12 +98,7 @@ func (a *hollowAgent) joinOnce(ctx context.Context, boot *hollowClient) (certPEM
 		if cert := list.Items[0].Status.Certificate; len(cert) > 0 {
 			return cert, keyPEM, nil
 		}
-		if cert, err := waitIssued(ctx, boot, csrs, q, list.ResourceVersion); err != nil || len(cert) > 0 {
-			return cert, keyPEM, err
-		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
+		rv = list.ResourceVersion
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // membersIdle is how long the idle CPU of the hubs is measured.
-const membersIdle = 30 * time.Second
+const membersIdle = 15 * time.Second
 
 // benchMembers measures what a hub of three embedded etcd members costs
 // against one process, all on this machine (127.0.0.1, each its own ports
@@ -58,6 +58,18 @@ func benchMembers(ctx context.Context, e *env) error {
 	return benchMemberFailover(ctx, e, m)
 }
 
+// membersLease is the hub controllers' leader lease the members run
+// with: the default only with -ha-default-lease, as the members' failover
+// then waits it out (about a minute).
+func membersLease() haLease {
+	for _, l := range haLeases {
+		if l.long == *benchHADefaultLease {
+			return l
+		}
+	}
+	return haLeases[0]
+}
+
 // members are three running flotilla-hub members.
 type members struct {
 	procs []*framework.Process
@@ -96,14 +108,14 @@ func startMembers(ctx context.Context, e *env) (*members, time.Duration, error) 
 				return m, 0, err
 			}
 		}
-		p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-hub"),
+		p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-hub"), append(membersLease().args(),
 			"--data-dir", dirs[i], "--secure-port", strconv.Itoa(ports[i]),
 			"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 			// One machine: the three share the webhook's address.
 			"--webhook-port", strconv.Itoa(webhook), "--webhook-reuse-port",
 			"--etcd-name", fmt.Sprintf("m%d", i+1), "--etcd-peer-url", fmt.Sprintf("https://127.0.0.1:%d", peers[i]),
 			"--etcd-listen-peer-url", fmt.Sprintf("https://127.0.0.1:%d", peers[i]),
-			"--etcd-initial-cluster", strings.Join(entries, ","))
+			"--etcd-initial-cluster", strings.Join(entries, ","))...)
 		if err != nil {
 			return m, 0, err
 		}

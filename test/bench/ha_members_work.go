@@ -418,6 +418,6 @@ func benchMemberFailover(ctx context.Context, e *env, m *members) error {
 	} else {
 		row("3 members, leader killed: kill → agent on another member", "not logged", "")
 	}
-	row("3 members, leader killed: kill → hub controllers running again", seconds(taken), "")
+	row("3 members, leader killed: kill → hub controllers running again, "+membersLease().name, seconds(taken), "")
 	return nil
 }

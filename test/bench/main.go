@@ -75,16 +75,20 @@ func benchmark(ctx context.Context, binDir, run string) error {
 	}
 	defer os.RemoveAll(work)
 
+	start := time.Now()
 	fmt.Printf("Flotilla benchmarks — %s, %d CPUs, %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	for _, s := range scenarios {
 		if !filter.MatchString(s.name) {
 			continue
 		}
 		fmt.Printf("\n## %s\n", s.name)
+		began := time.Now()
 		if err := s.run(ctx, &env{binDir: abs, workDir: work}); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
+		fmt.Printf("  (%s took %s)\n", s.name, time.Since(began).Round(100*time.Millisecond))
 	}
+	fmt.Printf("\nAll selected scenarios took %s.\n", time.Since(start).Round(time.Second))
 	return nil
 }
 

@@ -53,7 +53,7 @@ var _ = Describe("CLI accept", func() {
 		Expect(csrApproved(ctx, spoofed)).To(BeFalse())
 	})
 
-	It("accepts a fleet with --wait, reading the hub once a round, and refuses only the suspicious cluster", func(ctx SpecContext) {
+	It("accepts a fleet with --wait from one list and watch of the hub, and refuses only the suspicious cluster", func(ctx SpecContext) {
 		kube, c := bootstrapClients(hubInit(ctx).HubToken)
 		// More clusters than accept reads one by one.
 		var names []string
