@@ -20,11 +20,13 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // NewAuthorizer returns the hub API server's authorizer for the requests
-// of managed clusters' agents, consulted before RBAC.
+// of managed clusters' agents, and of agents joining with a bootstrap
+// token, consulted before RBAC.
 //
 // RBAC reads every ClusterRoleBinding for every request that no
 // ClusterRoleBinding allows first, and each accepted cluster has one of
@@ -34,7 +36,11 @@ import (
 // ClusterRoleBinding, by name, and the RoleBindings of the request's
 // namespace. It allows only what RBAC would allow through those bindings
 // and has no opinion otherwise, so RBAC still decides everything else: a
-// binding removed or changed takes effect here as it does there.
+// binding removed or changed takes effect here as it does there. A user in
+// the bootstrap token group (an agent joining) is judged the same way over
+// the bootstrap group's own ClusterRoleBinding: a fleet joining at once
+// sends several requests per cluster with the bootstrap token, and each
+// was a walk of every cluster's ClusterRoleBinding.
 func NewAuthorizer(factory informers.SharedInformerFactory) authorizer.Authorizer {
 	rb := factory.Rbac().V1()
 	return &clusterAuthorizer{csrs: factory.Certificates().V1().CertificateSigningRequests().Lister(), rbac: rbac.New(
@@ -55,14 +61,22 @@ func (a *clusterAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attr
 	if u == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
+	var bindings []string
 	clusters := clustersOf(u)
-	if len(clusters) == 0 {
+	switch {
+	case len(clusters) > 0:
+		if reason := a.refuseCSRRead(clusters, attrs); reason != "" {
+			return authorizer.DecisionDeny, reason, nil
+		}
+		for _, c := range clusters {
+			bindings = append(bindings, ClusterRoleName(c))
+		}
+	case slices.Contains(u.GetGroups(), bootstraptoken.Group):
+		bindings = []string{bootstraptoken.GroupBinding().Name}
+	default:
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	if reason := a.refuseCSRRead(clusters, attrs); reason != "" {
-		return authorizer.DecisionDeny, reason, nil
-	}
-	decision, reason, err := a.rbac.Authorize(context.WithValue(ctx, clustersKey{}, clusters), attrs)
+	decision, reason, err := a.rbac.Authorize(context.WithValue(ctx, bindingsKey{}, bindings), attrs)
 	if decision != authorizer.DecisionAllow {
 		// RBAC over all bindings decides, and explains a denial.
 		return authorizer.DecisionNoOpinion, "", nil
@@ -129,20 +143,21 @@ func clustersOf(u user.Info) []string {
 	return clusters
 }
 
-// clustersKey carries the requesting user's clusters to ownBindings.
-type clustersKey struct{}
+// bindingsKey carries to ownBindings the names of the ClusterRoleBindings
+// that may allow the request: its clusters' own, or the bootstrap group's.
+type bindingsKey struct{}
 
-// ownBindings lists, of all ClusterRoleBindings, only those of the
-// clusters in the request's context.
+// ownBindings lists, of all ClusterRoleBindings, only those named in the
+// request's context.
 type ownBindings struct {
 	lister rbaclisters.ClusterRoleBindingLister
 }
 
 func (b ownBindings) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
-	clusters, _ := ctx.Value(clustersKey{}).([]string)
+	names, _ := ctx.Value(bindingsKey{}).([]string)
 	var own []*rbacv1.ClusterRoleBinding
-	for _, c := range clusters {
-		if crb, err := b.lister.Get(ClusterRoleName(c)); err == nil {
+	for _, name := range names {
+		if crb, err := b.lister.Get(name); err == nil {
 			own = append(own, crb)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -40,6 +41,7 @@ func TestAuthorizer(t *testing.T) {
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "all-agents"},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ManagedClustersGroup}}})
 
+	objs = append(objs, bootstraptoken.ClusterRole(), bootstraptoken.GroupBinding())
 	for _, c := range []string{"c1", "c2"} {
 		objs = append(objs, &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{
 			Name: c + "-csr", Labels: map[string]string{clusterv1.ClusterNameLabel: c}}})
@@ -60,6 +62,7 @@ func TestAuthorizer(t *testing.T) {
 		return &user.DefaultInfo{Name: identity.AgentUser(c, "a1"), Groups: append(identity.AgentGroups(c), user.AllAuthenticated)}
 	}
 	admin := &user.DefaultInfo{Name: "admin", Groups: []string{"admins"}}
+	joining := &user.DefaultInfo{Name: "system:bootstrap:abcdef", Groups: []string{bootstraptoken.Group, "system:bootstrappers", user.AllAuthenticated}}
 	for _, tc := range []struct {
 		name  string
 		attrs authorizer.AttributesRecord
@@ -109,6 +112,14 @@ func TestAuthorizer(t *testing.T) {
 			res(admin, "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionNoOpinion},
 		{"a user of no cluster",
 			res(admin, "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+		{"a joining agent creates its ManagedCluster, through the bootstrap group's binding",
+			res(joining, "create", "cluster.open-cluster-management.io", "managedclusters", "", "", ""), authorizer.DecisionAllow},
+		{"a joining agent watches CSRs, through the bootstrap group's binding",
+			res(joining, "watch", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionAllow},
+		{"a joining agent deletes a ManagedCluster: left to RBAC",
+			res(joining, "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+		{"a joining agent reads a cluster's works: left to RBAC",
+			res(joining, "list", "work.open-cluster-management.io", "manifestworks", "", "c1", ""), authorizer.DecisionNoOpinion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, reason, err := a.Authorize(ctx, tc.attrs)

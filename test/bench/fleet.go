@@ -310,8 +310,9 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	row(fmt.Sprintf("(b) %d works created", len(keys)), seconds(created), "")
 	row(fmt.Sprintf("(b) %d works created and all Applied", len(keys)), seconds(last.Sub(started)), "")
 
-	// Let the status writes of the rush drain before measuring.
-	if err := pause(ctx, 10*time.Second); err != nil {
+	// Let the status writes of the rush drain before measuring: 10 ms a
+	// cluster, from 3 s to 10 s.
+	if err := pause(ctx, min(10*time.Second, max(3*time.Second, time.Duration(len(f.names))*10*time.Millisecond))); err != nil {
 		return err
 	}
 	var profiles sync.WaitGroup

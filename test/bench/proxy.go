@@ -138,7 +138,7 @@ func benchProxy(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		if err := pause(ctx, 15*time.Second); err != nil {
+		if err := pause(ctx, 10*time.Second); err != nil {
 			return err
 		}
 		withTunnels, err := readHubMemory(ctx, hut)
@@ -148,7 +148,7 @@ func benchProxy(ctx context.Context, e *env) error {
 		if err := closeAll(); err != nil {
 			return err
 		}
-		if err := pause(ctx, 15*time.Second); err != nil {
+		if err := pause(ctx, 10*time.Second); err != nil {
 			return err
 		}
 		without, err := readHubMemory(ctx, hut)
