@@ -18,7 +18,7 @@ import (
 
 var (
 	agentPolicies = flag.Int("agent-policies", 50, "agent-cpu: policies the idle agent evaluates")
-	agentIdle     = flag.Duration("agent-idle", 20*time.Second, "agent-cpu: how long the idle agent's CPU is measured")
+	agentIdle     = flag.Duration("agent-idle", 10*time.Second, "agent-cpu: how long the idle agent's CPU is measured")
 )
 
 // benchAgentCPU joins one cluster with a real flotilla-agent process, binds

@@ -13,7 +13,7 @@ import (
 )
 
 // membersIdle is how long the idle CPU of the hubs is measured.
-const membersIdle = 15 * time.Second
+const membersIdle = 10 * time.Second
 
 // benchMembers measures what a hub of three embedded etcd members costs
 // against one process, all on this machine (127.0.0.1, each its own ports
@@ -58,16 +58,18 @@ func benchMembers(ctx context.Context, e *env) error {
 	return benchMemberFailover(ctx, e, m)
 }
 
+// memberShortLease is the shortest lease flotilla-hub lets members of an
+// etcd cluster run with: its renew deadline outlasts an etcd election.
+var memberShortLease = haLease{"short member lease (15 s / 10 s / 2 s)", 15 * time.Second, 10 * time.Second, 2 * time.Second, false}
+
 // membersLease is the hub controllers' leader lease the members run
 // with: the default only with -ha-default-lease, as the members' failover
 // then waits it out (about a minute).
 func membersLease() haLease {
-	for _, l := range haLeases {
-		if l.long == *benchHADefaultLease {
-			return l
-		}
+	if *benchHADefaultLease {
+		return haLeases[0]
 	}
-	return haLeases[0]
+	return memberShortLease
 }
 
 // members are three running flotilla-hub members.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
@@ -139,11 +140,18 @@ type hubAndSpoke struct {
 // data directories named after prefix, and runs `flotilla init` on the hub.
 func startHubAndSpoke(ctx context.Context, e *env, prefix string) (*hubAndSpoke, error) {
 	p := &hubAndSpoke{}
-	var err error
-	if p.hub, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-hub"), 2*time.Minute); err != nil {
-		return nil, err
-	}
-	if p.spoke, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-spoke"), 2*time.Minute); err != nil {
+	// Side by side: neither start is measured here.
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		p.hub, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-hub"), 2*time.Minute)
+		return err
+	})
+	g.Go(func() (err error) {
+		p.spoke, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-spoke"), 2*time.Minute)
+		return err
+	})
+	err := g.Wait()
+	if err != nil {
 		p.stop()
 		return nil, err
 	}
@@ -154,12 +162,15 @@ func startHubAndSpoke(ctx context.Context, e *env, prefix string) (*hubAndSpoke,
 	return p, nil
 }
 
-// stop stops the processes started, the spoke first.
+// stop stops the processes started, side by side.
 func (p *hubAndSpoke) stop() {
-	if p.spoke != nil {
-		p.spoke.Stop(time.Minute)
+	var wg sync.WaitGroup
+	for _, proc := range []*framework.HubProcess{p.spoke, p.hub} {
+		if proc != nil {
+			wg.Go(func() { proc.Stop(time.Minute) })
+		}
 	}
-	p.hub.Stop(time.Minute)
+	wg.Wait()
 }
 
 // initHub runs `flotilla init` against a hub and returns the join token and URL.

@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	benchRestartOutage = flag.Duration("restart-outage", 20*time.Second, "restart: how long the hub stays down (SIGKILL, then the same port and data)")
+	benchRestartOutage = flag.Duration("restart-outage", 10*time.Second, "restart: how long the hub stays down (SIGKILL, then the same port and data)")
 	benchRestartWorks  = flag.Int("restart-works", 20, "restart: how many ManifestWorks are created once the hub is back")
 )
 

@@ -20,7 +20,7 @@ import (
 
 var (
 	benchWorks    = flag.Int("works", 1000, "work: how many ManifestWorks one cluster holds")
-	benchWorkRate = flag.Int("work-rate", 20, "work: ManifestWorks created per second")
+	benchWorkRate = flag.Int("work-rate", 50, "work: ManifestWorks created per second")
 )
 
 // benchWork delivers many ManifestWorks to one cluster with a real agent
