@@ -32,7 +32,7 @@ import (
 var (
 	fleetWorks       = flag.Int("works-per-cluster", 10, "fleet: ManifestWorks each cluster holds in the steady state")
 	fleetSteady      = flag.Duration("steady", 10*time.Second, "fleet: how long the steady state's hub CPU is measured")
-	fleetProbes      = flag.Int("probes", 40, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
+	fleetProbes      = flag.Int("probes", 25, "fleet: single ManifestWorks timed from create to Applied while the fleet holds steady")
 	fleetResync      = flag.Duration("agent-resync", 5*time.Minute, "fleet: how often each simulated agent checks each work against its shared spoke")
 	fleetSpokes      = flag.Int("spokes", 0, "fleet: spoke API servers the simulated clusters share (0: one per 1,000 clusters)")
 	fleetSpokeMemory = flag.String("spoke-memory-limit", "1536Mi", "fleet: each shared spoke's --memory-limit (empty: none)")

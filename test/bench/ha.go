@@ -30,7 +30,7 @@ import (
 )
 
 var (
-	benchHAClusters     = flag.Int("ha-clusters", 1000, "ha: clusters (ManagedCluster, namespace and one ManifestWork each) in the hub that is snapshotted")
+	benchHAClusters     = flag.Int("ha-clusters", 500, "ha: clusters (ManagedCluster, namespace and one ManifestWork each) in the hub that is snapshotted")
 	benchHADefaultLease = flag.Bool("ha-default-lease", false, "ha: also time the failover with the default leader lease (60 s / 45 s / 10 s), which waits out the lease: about a minute more")
 )
 

@@ -163,9 +163,9 @@ func copyPKI(from, to string) error {
 }
 
 // idleCost is the CPU (percent of one core) and RSS of procs summed, after
-// 10 s for the start-up work to settle, over membersIdle.
+// 5 s for the start-up work to settle, over membersIdle.
 func idleCost(ctx context.Context, procs []*framework.Process) (float64, int64, error) {
-	if err := pause(ctx, 10*time.Second); err != nil {
+	if err := pause(ctx, 5*time.Second); err != nil {
 		return 0, 0, err
 	}
 	var before, after time.Duration

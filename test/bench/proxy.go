@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,22 +47,29 @@ func benchProxy(ctx context.Context, e *env) error {
 		return err
 	}
 	hubDir := filepath.Join(e.workDir, "proxy-hub")
-	hubProc, err := framework.StartHubProcess(ctx, filepath.Dir(bin), hubDir, 2*time.Minute, "--mode", "all")
+	// Side by side: neither start is measured here.
+	var hubProc, spokeProc *framework.HubProcess
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		hubProc, err = framework.StartHubProcess(ctx, filepath.Dir(bin), hubDir, 2*time.Minute, "--mode", "all")
+		return err
+	})
+	g.Go(func() (err error) {
+		spokeProc, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "proxy-spoke"), 2*time.Minute)
+		return err
+	})
+	err = g.Wait()
+	procs := &hubAndSpoke{hub: hubProc, spoke: spokeProc}
+	defer procs.stop()
 	if err != nil {
 		return err
 	}
 	hut := &hubUnderTest{HubProcess: hubProc, pprofDirs: []string{hubDir}}
-	defer hubProc.Stop(time.Minute)
-	spokeProc, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "proxy-spoke"), 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	defer spokeProc.Stop(time.Minute)
 	join, err := initHub(ctx, hubProc)
 	if err != nil {
 		return err
 	}
-	procs := &hubAndSpoke{hub: hubProc, spoke: spokeProc, join: join}
+	procs.join = join
 	bootstrap, err := bootstrapKubeconfig(procs.hub.Kubeconfig, procs.join.URL, procs.join.Token, filepath.Join(e.workDir, "proxy-bootstrap.kubeconfig"))
 	if err != nil {
 		return err
@@ -138,7 +146,7 @@ func benchProxy(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		if err := pause(ctx, 10*time.Second); err != nil {
+		if err := pause(ctx, 5*time.Second); err != nil {
 			return err
 		}
 		withTunnels, err := readHubMemory(ctx, hut)
@@ -148,7 +156,7 @@ func benchProxy(ctx context.Context, e *env) error {
 		if err := closeAll(); err != nil {
 			return err
 		}
-		if err := pause(ctx, 10*time.Second); err != nil {
+		if err := pause(ctx, 5*time.Second); err != nil {
 			return err
 		}
 		without, err := readHubMemory(ctx, hut)

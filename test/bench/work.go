@@ -18,6 +18,9 @@ import (
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
 
+// workSettle is how long the agent holds its works before its RSS is read.
+const workSettle = 10 * time.Second
+
 var (
 	benchWorks    = flag.Int("works", 1000, "work: how many ManifestWorks one cluster holds")
 	benchWorkRate = flag.Int("work-rate", 50, "work: ManifestWorks created per second")
@@ -99,7 +102,7 @@ func benchWork(ctx context.Context, e *env) error {
 	}
 	total := time.Since(started)
 	select {
-	case <-time.After(idleSettle):
+	case <-time.After(workSettle):
 	case <-ctx.Done():
 	}
 	rss, err := agentProc.RSS()
