@@ -362,7 +362,7 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 	var approvable, refused []*certificatesv1.CertificateSigningRequest
 	for i := range csrs {
 		csr := &csrs[i]
-		if csrState(csr) != "pending" || o.watch.approvedHere(csr.Name) {
+		if csrState(csr) != "pending" || o.watch.wroteHere(csrWrite(csr.Name)) {
 			continue
 		}
 		if !o.skipCheck {
@@ -391,7 +391,7 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		if err := approveCSR(ctx, c, csr); err != nil {
 			return pass, err
 		}
-		o.watch.wroteApproval(csr.Name)
+		o.watch.wrote(csrWrite(csr.Name))
 		pass.approved++
 		o.notef("Hub: approved CSR %s of cluster %s (requested by %s)", csr.Name, name, csr.Spec.Username)
 	}
@@ -399,11 +399,11 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		return pass, nil
 	}
 	pass.cluster = mc
-	if !mc.Spec.HubAcceptsClient && !o.watch.acceptedHere(mc.UID) {
+	if !mc.Spec.HubAcceptsClient && !o.watch.wroteHere(clusterWrite(mc.UID)) {
 		if err := setHubAcceptsClient(ctx, c, mc.DeepCopy(), true); err != nil {
 			return pass, err
 		}
-		o.watch.wroteAccept(mc.UID)
+		o.watch.wrote(clusterWrite(mc.UID))
 		o.notef("Hub: set hubAcceptsClient on ManagedCluster %s", name)
 	}
 	return pass, nil

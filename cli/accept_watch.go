@@ -33,10 +33,8 @@ type acceptWatch struct {
 	mu sync.Mutex
 	// err is the last error of either watch, until it lists again.
 	err error
-	// approved are the CSRs, accepted the ManagedClusters (by UID) this
-	// process approved or accepted.
-	approved map[string]bool
-	accepted map[types.UID]bool
+	// written are the writes this process made (csrWrite, clusterWrite).
+	written map[string]bool
 }
 
 // startAcceptWatch lists and watches the hub's cluster CSRs and
@@ -52,7 +50,7 @@ func startAcceptWatch(ctx context.Context, c *clients) (*acceptWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &acceptWatch{approved: map[string]bool{}, accepted: map[types.UID]bool{}}
+	w := &acceptWatch{written: map[string]bool{}}
 	w.csrs = cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
@@ -106,13 +104,14 @@ func (w *acceptWatch) snapshot(names []string) (*acceptSnapshot, error) {
 	for _, o := range w.csrs.GetStore().List() {
 		csr := o.(*certificatesv1.CertificateSigningRequest)
 		if name := csr.Labels[clusterv1.ClusterNameLabel]; want[name] {
-			snap.csrs[name] = append(snap.csrs[name], *csr.DeepCopy())
+			// Read only: the writes copy what they change.
+			snap.csrs[name] = append(snap.csrs[name], *csr)
 		}
 	}
 	for _, o := range w.clusters.GetStore().List() {
 		mc := o.(*clusterv1.ManagedCluster)
 		if want[mc.Name] {
-			snap.clusters[mc.Name] = mc.DeepCopy()
+			snap.clusters[mc.Name] = mc
 		}
 	}
 	return snap, nil
@@ -122,44 +121,27 @@ func (w *acceptWatch) snapshot(names []string) (*acceptSnapshot, error) {
 // come back: the hub is slow to answer them.
 var errNotListedYet = errors.New("the hub has not answered the first list of CSRs and ManagedClusters yet")
 
-// wroteApproval records that this process approved the CSR name.
-func (w *acceptWatch) wroteApproval(name string) {
+// csrWrite and clusterWrite name what this process wrote: a CSR it
+// approved, a ManagedCluster (by UID) it accepted.
+func csrWrite(name string) string       { return "csr/" + name }
+func clusterWrite(uid types.UID) string { return "managedcluster/" + string(uid) }
+
+// wrote records that this process made the write named key.
+func (w *acceptWatch) wrote(key string) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
-	w.approved[name] = true
+	w.written[key] = true
 	w.mu.Unlock()
 }
 
-// wroteAccept records that this process set hubAcceptsClient on the
-// ManagedCluster uid.
-func (w *acceptWatch) wroteAccept(uid types.UID) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.accepted[uid] = true
-	w.mu.Unlock()
-}
-
-// approvedHere says whether this process approved the CSR name.
-func (w *acceptWatch) approvedHere(name string) bool {
+// wroteHere says whether this process made the write named key.
+func (w *acceptWatch) wroteHere(key string) bool {
 	if w == nil {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.approved[name]
-}
-
-// acceptedHere says whether this process set hubAcceptsClient on the
-// ManagedCluster uid.
-func (w *acceptWatch) acceptedHere(uid types.UID) bool {
-	if w == nil {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.accepted[uid]
+	return w.written[key]
 }

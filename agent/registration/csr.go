@@ -162,7 +162,7 @@ func waitForCertificate(ctx context.Context, api certificatesclient.CertificateS
 				opts.ResourceVersion, opts.ResourceVersionMatch = req.resourceVersion, metav1.ResourceVersionMatchNotOlderThan
 			}
 			list, err := api.List(ctx, opts)
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			if tooOld(err) {
 				req.resourceVersion = ""
 				continue
 			}
@@ -180,7 +180,7 @@ func waitForCertificate(ctx context.Context, api certificatesclient.CertificateS
 		opts := selectors
 		opts.ResourceVersion = req.resourceVersion
 		w, err := api.Watch(ctx, opts)
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		if tooOld(err) {
 			req.resourceVersion, read = "", true
 			continue
 		}
@@ -188,7 +188,7 @@ func waitForCertificate(ctx context.Context, api certificatesclient.CertificateS
 			return nil, fmt.Errorf("watch CSR %s: %w", req.name, err)
 		}
 		certPEM, err := watchUntilIssued(ctx, w, req)
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		if tooOld(err) {
 			req.resourceVersion, read = "", true
 			continue
 		}
@@ -199,6 +199,10 @@ func waitForCertificate(ctx context.Context, api certificatesclient.CertificateS
 		read = true
 	}
 }
+
+// tooOld says whether err is the API server's answer that the version
+// asked for is no longer in its cache (410 Gone).
+func tooOld(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }
 
 // watchUntilIssued follows w until the CSR is issued, gone, or the watch
 // ends (nil, nil), recording each version seen in req.

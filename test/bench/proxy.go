@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,7 +24,6 @@ import (
 	agentproxy "github.com/flotilla-io/flotilla/agent/proxy"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/tunnel"
-	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 var (
@@ -46,30 +44,12 @@ func benchProxy(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	hubDir := filepath.Join(e.workDir, "proxy-hub")
-	// Side by side: neither start is measured here.
-	var hubProc, spokeProc *framework.HubProcess
-	var g errgroup.Group
-	g.Go(func() (err error) {
-		hubProc, err = framework.StartHubProcess(ctx, filepath.Dir(bin), hubDir, 2*time.Minute, "--mode", "all")
+	procs, err := startHubAndSpokeWith(ctx, e, "proxy", filepath.Dir(bin), "--mode", "all")
+	if err != nil {
 		return err
-	})
-	g.Go(func() (err error) {
-		spokeProc, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "proxy-spoke"), 2*time.Minute)
-		return err
-	})
-	err = g.Wait()
-	procs := &hubAndSpoke{hub: hubProc, spoke: spokeProc}
+	}
 	defer procs.stop()
-	if err != nil {
-		return err
-	}
-	hut := &hubUnderTest{HubProcess: hubProc, pprofDirs: []string{hubDir}}
-	join, err := initHub(ctx, hubProc)
-	if err != nil {
-		return err
-	}
-	procs.join = join
+	hut := &hubUnderTest{HubProcess: procs.hub, pprofDirs: []string{filepath.Join(e.workDir, "proxy-hub")}}
 	bootstrap, err := bootstrapKubeconfig(procs.hub.Kubeconfig, procs.join.URL, procs.join.Token, filepath.Join(e.workDir, "proxy-bootstrap.kubeconfig"))
 	if err != nil {
 		return err

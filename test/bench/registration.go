@@ -139,11 +139,17 @@ type hubAndSpoke struct {
 // startHubAndSpoke starts a hub and a spoke in the work directory, their
 // data directories named after prefix, and runs `flotilla init` on the hub.
 func startHubAndSpoke(ctx context.Context, e *env, prefix string) (*hubAndSpoke, error) {
+	return startHubAndSpokeWith(ctx, e, prefix, e.binDir)
+}
+
+// startHubAndSpokeWith is startHubAndSpoke with the hub's flotilla-hub
+// taken from hubBinDir and given hubArgs.
+func startHubAndSpokeWith(ctx context.Context, e *env, prefix, hubBinDir string, hubArgs ...string) (*hubAndSpoke, error) {
 	p := &hubAndSpoke{}
 	// Side by side: neither start is measured here.
 	var g errgroup.Group
 	g.Go(func() (err error) {
-		p.hub, err = framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, prefix+"-hub"), 2*time.Minute)
+		p.hub, err = framework.StartHubProcess(ctx, hubBinDir, filepath.Join(e.workDir, prefix+"-hub"), 2*time.Minute, hubArgs...)
 		return err
 	})
 	g.Go(func() (err error) {
