@@ -3,6 +3,8 @@ package registration
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,3 +38,7 @@ func SetHealthyStatus(mc *clusterv1.ManagedCluster, clusterID, gitVersion string
 	mc.Status.Capacity, mc.Status.Allocatable = resourceTotals(nodes)
 	mc.Status.ClusterClaims = clusterClaims(reservedClaims(clusterID, gitVersion, nodes), nil, nil, MaxCustomClusterClaims)
 }
+
+// AcceptedPollBackoff returns the waits between the agent's checks of
+// whether the hub accepted its cluster, once it holds a certificate.
+func AcceptedPollBackoff() *wait.Backoff { return newBackoff(acceptedPollLimit) }

@@ -92,8 +92,13 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	t, open := r.Server.Lookup(mc.Name)
 	want := tunnelCondition(accepted, t, open, mc.Generation)
-	if c := meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected); c != nil &&
-		c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
+	c := meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected)
+	switch {
+	case c == nil && !accepted:
+		// A cluster never accepted has no tunnel to speak of: a fleet
+		// joining would cost a write per cluster to say so.
+		return ctrl.Result{}, nil
+	case c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message:
 		return ctrl.Result{}, nil
 	}
 	orig := mc.DeepCopy()

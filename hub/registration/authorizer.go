@@ -7,16 +7,17 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
-	certificateslisters "k8s.io/client-go/listers/certificates/v1"
-
-	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
-	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	certificateslisters "k8s.io/client-go/listers/certificates/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -24,30 +25,36 @@ import (
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
-// NewAuthorizer returns the hub API server's authorizer for the requests
-// of managed clusters' agents, and of agents joining with a bootstrap
-// token, consulted before RBAC.
+// NewAuthorizer returns the hub API server's authorizer, consulted before
+// RBAC: RBAC itself, over only the ClusterRoleBindings that name the
+// requesting user or one of its groups.
 //
 // RBAC reads every ClusterRoleBinding for every request that no
 // ClusterRoleBinding allows first, and each accepted cluster has one of
 // its own: with thousands of clusters, RBAC was a quarter of the hub's CPU
-// (docs/benchmarks.md). This authorizer is RBAC itself, over fewer
-// bindings: for a user in a cluster's group it reads that cluster's own
-// ClusterRoleBinding, by name, and the RoleBindings of the request's
-// namespace. It allows only what RBAC would allow through those bindings
-// and has no opinion otherwise, so RBAC still decides everything else: a
-// binding removed or changed takes effect here as it does there. A user in
-// the bootstrap token group (an agent joining) is judged the same way over
-// the bootstrap group's own ClusterRoleBinding: a fleet joining at once
-// sends several requests per cluster with the bootstrap token, and each
-// was a walk of every cluster's ClusterRoleBinding.
+// (docs/benchmarks.md). This authorizer finds a user's bindings through an
+// index of the bindings by the users and groups they name, which are the
+// only ones RBAC would apply to it; the RoleBindings of the request's
+// namespace it reads as RBAC does. So it allows what RBAC allows, and a
+// binding removed or changed takes effect here as it does there. What it
+// does not allow is refused outright for a cluster's agent and for an
+// agent joining with a bootstrap token, whom nothing but RBAC could allow
+// (unless they are also in system:masters, whose requests are left to the
+// authorizers after it). Everything else it leaves to RBAC, which decides
+// and explains as before. Agents asking, until the hub accepted their
+// cluster, whether it did were each a walk of every cluster's binding.
 func NewAuthorizer(factory informers.SharedInformerFactory) authorizer.Authorizer {
 	rb := factory.Rbac().V1()
+	crbs := rb.ClusterRoleBindings().Informer()
+	if err := crbs.AddIndexers(cache.Indexers{subjectIndex: subjectKeys}); err != nil {
+		// Only an informer that already stopped refuses: so will every request.
+		klog.Background().Error(err, "Cannot index ClusterRoleBindings by subject")
+	}
 	return &clusterAuthorizer{csrs: factory.Certificates().V1().CertificateSigningRequests().Lister(), rbac: rbac.New(
 		&rbac.RoleGetter{Lister: rb.Roles().Lister()},
 		&rbac.RoleBindingLister{Lister: rb.RoleBindings().Lister()},
 		&rbac.ClusterRoleGetter{Lister: rb.ClusterRoles().Lister()},
-		ownBindings{rb.ClusterRoleBindings().Lister()},
+		subjectBindings{crbs.GetIndexer()},
 	)}
 }
 
@@ -61,27 +68,22 @@ func (a *clusterAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attr
 	if u == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	var bindings []string
+	groups := u.GetGroups()
 	clusters := clustersOf(u)
-	switch {
-	case len(clusters) > 0:
+	if len(clusters) > 0 {
 		if reason := a.refuseCSRRead(clusters, attrs); reason != "" {
 			return authorizer.DecisionDeny, reason, nil
 		}
-		for _, c := range clusters {
-			bindings = append(bindings, ClusterRoleName(c))
-		}
-	case slices.Contains(u.GetGroups(), bootstraptoken.Group):
-		bindings = []string{bootstraptoken.GroupBinding().Name}
-	default:
-		return authorizer.DecisionNoOpinion, "", nil
 	}
-	decision, reason, err := a.rbac.Authorize(context.WithValue(ctx, bindingsKey{}, bindings), attrs)
-	if decision != authorizer.DecisionAllow {
-		// RBAC over all bindings decides, and explains a denial.
-		return authorizer.DecisionNoOpinion, "", nil
+	decision, reason, err := a.rbac.Authorize(context.WithValue(ctx, userKey{}, u), attrs)
+	switch {
+	case decision == authorizer.DecisionAllow:
+		return decision, reason, err
+	case err == nil && (len(clusters) > 0 || slices.Contains(groups, bootstraptoken.Group)) && !slices.Contains(groups, user.SystemPrivilegedGroup):
+		// RBAC over every binding would find no other: refused as it would be.
+		return authorizer.DecisionDeny, reason, nil
 	}
-	return decision, reason, err
+	return authorizer.DecisionNoOpinion, "", nil
 }
 
 // refuseCSRRead says why a cluster's agent may not read the CSRs attrs
@@ -143,23 +145,68 @@ func clustersOf(u user.Info) []string {
 	return clusters
 }
 
-// bindingsKey carries to ownBindings the names of the ClusterRoleBindings
-// that may allow the request: its clusters' own, or the bootstrap group's.
-type bindingsKey struct{}
+// userKey carries the requesting user to subjectBindings.
+type userKey struct{}
 
-// ownBindings lists, of all ClusterRoleBindings, only those named in the
-// request's context.
-type ownBindings struct {
-	lister rbaclisters.ClusterRoleBindingLister
-}
+// subjectIndex indexes ClusterRoleBindings by the users and groups they
+// bind, as subjectKeys names them.
+const subjectIndex = "flotilla.io/subject"
 
-func (b ownBindings) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
-	names, _ := ctx.Value(bindingsKey{}).([]string)
-	var own []*rbacv1.ClusterRoleBinding
-	for _, name := range names {
-		if crb, err := b.lister.Get(name); err == nil {
-			own = append(own, crb)
+// subjectKeys names the users and groups a ClusterRoleBinding binds:
+// "user:<name>" for a user or a service account (by its user name),
+// "group:<name>" for a group. A service account without a namespace binds
+// no one through a ClusterRoleBinding.
+func subjectKeys(obj any) ([]string, error) {
+	crb, ok := obj.(*rbacv1.ClusterRoleBinding)
+	if !ok {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(crb.Subjects))
+	for _, s := range crb.Subjects {
+		switch s.Kind {
+		case rbacv1.UserKind:
+			keys = append(keys, "user:"+s.Name)
+		case rbacv1.GroupKind:
+			keys = append(keys, "group:"+s.Name)
+		case rbacv1.ServiceAccountKind:
+			if s.Namespace != "" {
+				keys = append(keys, "user:"+serviceaccount.MakeUsername(s.Namespace, s.Name))
+			}
 		}
 	}
-	return own, nil
+	return keys, nil
+}
+
+// subjectBindings lists, of all ClusterRoleBindings, those that name the
+// user in the request's context or one of its groups.
+type subjectBindings struct {
+	indexer cache.Indexer
+}
+
+func (b subjectBindings) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
+	u, _ := ctx.Value(userKey{}).(user.Info)
+	if u == nil {
+		return nil, nil
+	}
+	keys := []string{"user:" + u.GetName()}
+	for _, g := range u.GetGroups() {
+		keys = append(keys, "group:"+g)
+	}
+	var (
+		bound []*rbacv1.ClusterRoleBinding
+		seen  = sets.New[string]()
+	)
+	for _, k := range keys {
+		objs, err := b.indexer.ByIndex(subjectIndex, k)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if crb, ok := o.(*rbacv1.ClusterRoleBinding); ok && !seen.Has(crb.Name) {
+				seen.Insert(crb.Name)
+				bound = append(bound, crb)
+			}
+		}
+	}
+	return bound, nil
 }

@@ -20,8 +20,9 @@ import (
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
-// TestAuthorizer checks that the agents' authorizer allows what a
-// cluster's own bindings allow, and leaves everything else to RBAC.
+// TestAuthorizer checks that the authorizer allows what the bindings of a
+// user and its groups allow, refuses agents what they do not, and leaves
+// other users' remaining requests to RBAC.
 func TestAuthorizer(t *testing.T) {
 	objs := []runtime.Object{clusterRole("c1"), clusterRoleBinding("c1"), clusterRole("c2"), clusterRoleBinding("c2")}
 	for _, r := range sharedClusterRoles() {
@@ -40,6 +41,18 @@ func TestAuthorizer(t *testing.T) {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "all-agents"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "all-agents"},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ManagedClustersGroup}}})
+
+	// Bindings of a group and of a service account, to read secrets.
+	objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "secret-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}})
+	for name, s := range map[string]rbacv1.Subject{
+		"admins-read": {APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "admins"},
+		"ops-read":    {Kind: rbacv1.ServiceAccountKind, Namespace: "ops", Name: "reader"},
+	} {
+		objs = append(objs, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "secret-reader"},
+			Subjects: []rbacv1.Subject{s}})
+	}
 
 	objs = append(objs, bootstraptoken.ClusterRole(), bootstraptoken.GroupBinding())
 	for _, c := range []string{"c1", "c2"} {
@@ -62,6 +75,8 @@ func TestAuthorizer(t *testing.T) {
 		return &user.DefaultInfo{Name: identity.AgentUser(c, "a1"), Groups: append(identity.AgentGroups(c), user.AllAuthenticated)}
 	}
 	admin := &user.DefaultInfo{Name: "admin", Groups: []string{"admins"}}
+	master := agent("c1")
+	master.(*user.DefaultInfo).Groups = append(master.GetGroups(), user.SystemPrivilegedGroup)
 	joining := &user.DefaultInfo{Name: "system:bootstrap:abcdef", Groups: []string{bootstraptoken.Group, "system:bootstrappers", user.AllAuthenticated}}
 	for _, tc := range []struct {
 		name  string
@@ -73,19 +88,23 @@ func TestAuthorizer(t *testing.T) {
 		{"own cluster's status",
 			res(agent("c1"), "patch", "cluster.open-cluster-management.io", "managedclusters", "status", "", "c1"), authorizer.DecisionAllow},
 		{"another cluster",
-			res(agent("c1"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c2"), authorizer.DecisionNoOpinion},
+			res(agent("c1"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c2"), authorizer.DecisionDeny},
 		{"a verb its ClusterRole lacks",
-			res(agent("c1"), "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+			res(agent("c1"), "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionDeny},
+		{"an agent that is also in system:masters: left to the authorizers after",
+			res(master, "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
 		{"own namespace, through a RoleBinding",
 			res(agent("c1"), "update", "work.open-cluster-management.io", "manifestworks", "status", "c1", "w"), authorizer.DecisionAllow},
 		{"own namespace's leases",
 			res(agent("c1"), "update", "coordination.k8s.io", "leases", "", "c1", "managed-cluster-lease"), authorizer.DecisionAllow},
 		{"another cluster's namespace",
-			res(agent("c1"), "list", "work.open-cluster-management.io", "manifestworks", "", "c2", ""), authorizer.DecisionNoOpinion},
-		{"a binding shared by every cluster: left to RBAC",
-			res(agent("c1"), "get", "", "configmaps", "", "c1", "x"), authorizer.DecisionNoOpinion},
+			res(agent("c1"), "list", "work.open-cluster-management.io", "manifestworks", "", "c2", ""), authorizer.DecisionDeny},
+		{"a binding of the group every cluster's agent is in",
+			res(agent("c1"), "get", "", "configmaps", "", "c1", "x"), authorizer.DecisionAllow},
 		{"a cluster's binding that does not name its group",
-			res(agent("c3"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c3"), authorizer.DecisionNoOpinion},
+			res(agent("c3"), "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c3"), authorizer.DecisionDeny},
+		{"the user a cluster's binding names instead",
+			res(&user.DefaultInfo{Name: "someone", Groups: []string{identity.Prefix + "other"}}, "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c3"), authorizer.DecisionAllow},
 		{"own cluster's CSRs, listed with its label selector",
 			selected(res(agent("c1"), "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), selection.Equals, "c1"), authorizer.DecisionAllow},
 		{"own cluster's CSRs, watched with an in selector",
@@ -112,14 +131,20 @@ func TestAuthorizer(t *testing.T) {
 			res(admin, "list", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionNoOpinion},
 		{"a user of no cluster",
 			res(admin, "get", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
+		{"a user of no cluster, through a binding of its group",
+			res(admin, "get", "", "secrets", "", "kube-system", "x"), authorizer.DecisionAllow},
+		{"a service account, through a binding that names it",
+			res(&user.DefaultInfo{Name: "system:serviceaccount:ops:reader"}, "get", "", "secrets", "", "kube-system", "x"), authorizer.DecisionAllow},
+		{"a service account of another namespace, of the same name",
+			res(&user.DefaultInfo{Name: "system:serviceaccount:dev:reader"}, "get", "", "secrets", "", "kube-system", "x"), authorizer.DecisionNoOpinion},
 		{"a joining agent creates its ManagedCluster, through the bootstrap group's binding",
 			res(joining, "create", "cluster.open-cluster-management.io", "managedclusters", "", "", ""), authorizer.DecisionAllow},
 		{"a joining agent watches CSRs, through the bootstrap group's binding",
 			res(joining, "watch", "certificates.k8s.io", "certificatesigningrequests", "", "", ""), authorizer.DecisionAllow},
 		{"a joining agent deletes a ManagedCluster: left to RBAC",
-			res(joining, "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionNoOpinion},
-		{"a joining agent reads a cluster's works: left to RBAC",
-			res(joining, "list", "work.open-cluster-management.io", "manifestworks", "", "c1", ""), authorizer.DecisionNoOpinion},
+			res(joining, "delete", "cluster.open-cluster-management.io", "managedclusters", "", "", "c1"), authorizer.DecisionDeny},
+		{"a joining agent reads a cluster's works",
+			res(joining, "list", "work.open-cluster-management.io", "manifestworks", "", "c1", ""), authorizer.DecisionDeny},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, reason, err := a.Authorize(ctx, tc.attrs)

@@ -108,7 +108,10 @@ type clusterScope struct {
 	// namespaceReady is set when the cluster namespace exists and is not
 	// being deleted.
 	namespaceReady bool
-	events         reconcile.Events
+	// created is set on a cluster's first reconcile, which adds the
+	// finalizer: what it writes is where the cluster starts, not a change.
+	created bool
+	events  reconcile.Events
 }
 
 type clusterPhase func(ctx context.Context, s *clusterScope) (ctrl.Result, error)
@@ -142,7 +145,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if !cluster.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	controllerutil.AddFinalizer(cluster, ClusterFinalizer)
+	s.created = controllerutil.AddFinalizer(cluster, ClusterFinalizer)
 	return runPhases(ctx, s, r.reconcileAcceptance, r.reconcileLease, r.reconcileTaints)
 }
 

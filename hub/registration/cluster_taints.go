@@ -23,6 +23,11 @@ func (r *ClusterReconciler) reconcileTaints(_ context.Context, s *clusterScope) 
 		return ctrl.Result{}, nil
 	}
 	cluster.Spec.Taints = want
+	if s.created {
+		// A new cluster's first taints are no news: a fleet joining at
+		// once would write an event per cluster for them.
+		return ctrl.Result{}, nil
+	}
 	var keys []string
 	for _, t := range want {
 		keys = append(keys, t.Key)

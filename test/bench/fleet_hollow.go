@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
+	"github.com/flotilla-io/flotilla/agent/registration"
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
@@ -237,16 +238,20 @@ func retry(ctx context.Context, n int) bool {
 }
 
 // waitAccepted reads the ManagedCluster with the agent's certificate
-// until the hub lets it, as the agent does once it holds one.
+// until the hub lets it, as the agent does once it holds one, and as
+// often.
 func (a *hollowAgent) waitAccepted(ctx context.Context) error {
 	path := hubPath(clusterv1.GroupVersion, "", "managedclusters", a.name, "")
-	for attempt := 0; ; attempt++ {
+	backoff := registration.AcceptedPollBackoff()
+	for {
 		err := a.hub.get(ctx, path, nil, &hollowObject{})
 		if err == nil || apierrors.IsNotFound(err) {
 			return nil
 		}
-		if !retry(ctx, attempt) {
+		select {
+		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(backoff.Step()):
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // hubRequests reads the API requests the hub served so far, by verb and
-// resource ("LIST managedclusters"; subresources after a slash; conflicts
-// counted apart), from
+// resource ("LIST managedclusters"; subresources after a slash; conflicts,
+// refusals by priority and fairness and by the authorizer counted apart), from
 // apiserver_request_total on its /metrics: the same in both simulator
 // modes, so that they can be set side by side.
 func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
@@ -51,9 +51,17 @@ func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
 		}
-		if l["code"] == "409" {
+		switch l["code"] {
+		case "409":
 			// Conflicts apart: each is a write that was computed again.
 			key += " (409 Conflict)"
+		case "429":
+			// Refused by priority and fairness, to be sent again.
+			key += " (429 Too Many Requests)"
+		case "403":
+			// Refused by the authorizer: an agent asking before its
+			// cluster's RBAC is in place, most often.
+			key += " (403 Forbidden)"
 		}
 		out[key] += v
 	}
