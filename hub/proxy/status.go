@@ -91,14 +91,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		klog.FromContext(ctx).Info("Closed the tunnel of a cluster the hub does not accept", "cluster", mc.Name)
 	}
 	t, open := r.Server.Lookup(mc.Name)
-	want := tunnelCondition(accepted, t, open, mc.Generation)
-	c := meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected)
-	switch {
-	case c == nil && !accepted:
-		// A cluster never accepted has no tunnel to speak of: a fleet
-		// joining would cost a write per cluster to say so.
-		return ctrl.Result{}, nil
-	case c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message:
+	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, t, open, mc.Generation)
+	if !write {
 		return ctrl.Result{}, nil
 	}
 	orig := mc.DeepCopy()
@@ -111,6 +105,22 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	return ctrl.Result{}, err
+}
+
+// tunnelConditionUpdate returns the TunnelConnected condition of a
+// cluster whose condition is current (nil: none yet), and whether it is
+// to be written.
+func tunnelConditionUpdate(current *metav1.Condition, accepted bool, t *Tunnel, open bool, generation int64) (metav1.Condition, bool) {
+	want := tunnelCondition(accepted, t, open, generation)
+	switch {
+	case current == nil && !accepted:
+		// A cluster never accepted has no tunnel to speak of: a fleet
+		// joining would cost a write per cluster to say so.
+		return want, false
+	case current != nil && current.Status == want.Status && current.Reason == want.Reason && current.Message == want.Message:
+		return want, false
+	}
+	return want, true
 }
 
 // tunnelCondition is the TunnelConnected condition of a cluster.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestTunnelCondition(t *testing.T) {
@@ -23,6 +24,31 @@ func TestTunnelCondition(t *testing.T) {
 			c := tunnelCondition(tc.accepted, tun, tc.open, 3)
 			if c.Type != ConditionTunnelConnected || c.Status != tc.status || c.Reason != tc.reason || c.ObservedGeneration != 3 || c.Message == "" {
 				t.Errorf("got %+v, want status %s reason %s", c, tc.status, tc.reason)
+			}
+		})
+	}
+}
+
+func TestTunnelConditionUpdate(t *testing.T) {
+	tun := &Tunnel{Cluster: "c1", AgentID: "a1"}
+	connected := tunnelCondition(true, tun, true, 1)
+	for _, tc := range []struct {
+		name           string
+		current        *metav1.Condition
+		accepted, open bool
+		write          bool
+		reason         string
+	}{
+		{"never accepted: nothing to say", nil, false, false, false, ReasonHubClusterAdminDenied},
+		{"accepted, no tunnel yet", nil, true, false, true, ReasonAgentNotConnected},
+		{"tunnel opened", ptr.To(tunnelCondition(true, tun, false, 1)), true, true, true, ReasonAgentConnected},
+		{"unchanged", ptr.To(connected), true, true, false, ReasonAgentConnected},
+		{"denied after it was accepted", ptr.To(connected), false, true, true, ReasonHubClusterAdminDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, write := tunnelConditionUpdate(tc.current, tc.accepted, tun, tc.open, 1)
+			if write != tc.write || c.Reason != tc.reason {
+				t.Errorf("got %s, write %v; want %s, write %v", c.Reason, write, tc.reason, tc.write)
 			}
 		})
 	}

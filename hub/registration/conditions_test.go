@@ -141,3 +141,29 @@ func TestDesiredTaints(t *testing.T) {
 		})
 	}
 }
+
+// TestTaintsEvent checks that a taints change is told in an event, except
+// the first taints of a new cluster.
+func TestTaintsEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		created bool
+		events  int
+	}{
+		{"a new cluster's first taints", true, 0},
+		{"an existing cluster's taints change", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &clusterScope{cluster: &clusterv1.ManagedCluster{}, now: metav1.Now(), created: tc.created}
+			if _, err := (&ClusterReconciler{}).reconcileTaints(t.Context(), s); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.cluster.Spec.Taints) != 1 || s.cluster.Spec.Taints[0].Key != clusterv1.ManagedClusterTaintUnreachable {
+				t.Errorf("taints %+v, want the unreachable taint", s.cluster.Spec.Taints)
+			}
+			if len(s.events) != tc.events {
+				t.Errorf("%d events, want %d", len(s.events), tc.events)
+			}
+		})
+	}
+}
