@@ -161,8 +161,19 @@ func (p *devProcess) stop(ctx context.Context, grace time.Duration) (killed bool
 	return true
 }
 
-// exitDescription says how a process this command started ended.
+// exitRecordWait bounds how long exitDescription waits for Wait to record
+// how a process that is gone ended.
+const exitRecordWait = 5 * time.Second
+
+// exitDescription says how a process this command started ended. A
+// process is gone (a zombie, for alive) a moment before Wait has reaped it
+// and recorded how it ended: that is waited for.
 func (p *devProcess) exitDescription() string {
+	select {
+	case <-p.exited:
+	case <-time.After(exitRecordWait):
+		return "ended; how is not known yet"
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case p.waitErr == nil:
