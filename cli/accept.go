@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -144,18 +145,16 @@ func validateClusterName(name string) error {
 }
 
 func (o *acceptOptions) run(ctx context.Context) error {
-	cfg, err := o.restConfig(hubSide)
-	if err != nil {
-		return err
-	}
-	if len(o.clusters) > 1 {
-		// Accepting is two writes per cluster, at most acceptParallelism
-		// at once: the hub's answers (and its priority and fairness) set
-		// the pace, not the CLI's 50 requests a second, which alone made
-		// accepting 5,000 clusters take over 200 s.
-		cfg.QPS = -1
-	}
-	c, err := newClients(cfg, fmt.Sprintf("the %s API server at %s", hubSide, cfg.Host))
+	c, err := o.clientsFor(hubSide, func(cfg *rest.Config) {
+		if len(o.clusters) > 1 {
+			// Accepting is two writes per cluster, at most
+			// acceptParallelism at once: the hub's answers (and its
+			// priority and fairness) set the pace, not the CLI's 50
+			// requests a second, which alone made accepting 5,000
+			// clusters take over 200 s.
+			cfg.QPS = -1
+		}
+	})
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,15 @@ func (g *globalOptions) restConfig(s side) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// clientsFor returns clients for the given side.
-func (g *globalOptions) clientsFor(s side) (*clients, error) {
+// clientsFor returns clients for the given side; tune, when given,
+// adjusts their configuration first.
+func (g *globalOptions) clientsFor(s side, tune ...func(*rest.Config)) (*clients, error) {
 	cfg, err := g.restConfig(s)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range tune {
+		t(cfg)
 	}
 	return newClients(cfg, fmt.Sprintf("the %s API server at %s", s, cfg.Host))
 }

@@ -47,7 +47,8 @@ func NewAuthorizer(factory informers.SharedInformerFactory) authorizer.Authorize
 	rb := factory.Rbac().V1()
 	crbs := rb.ClusterRoleBindings().Informer()
 	if err := crbs.AddIndexers(cache.Indexers{subjectIndex: subjectKeys}); err != nil {
-		// Only an informer that already stopped refuses: so will every request.
+		// Only an informer that already stopped refuses; the bindings
+		// are then read as RBAC reads them, all of them.
 		klog.Background().Error(err, "Cannot index ClusterRoleBindings by subject")
 	}
 	return &clusterAuthorizer{csrs: factory.Certificates().V1().CertificateSigningRequests().Lister(), rbac: rbac.New(
@@ -188,25 +189,37 @@ func (b subjectBindings) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1
 	if u == nil {
 		return nil, nil
 	}
-	keys := []string{"user:" + u.GetName()}
-	for _, g := range u.GetGroups() {
-		keys = append(keys, "group:"+g)
-	}
-	var (
-		bound []*rbacv1.ClusterRoleBinding
-		seen  = sets.New[string]()
-	)
-	for _, k := range keys {
-		objs, err := b.indexer.ByIndex(subjectIndex, k)
-		if err != nil {
-			return nil, err
-		}
+	var bound []*rbacv1.ClusterRoleBinding
+	add := func(key string) error {
+		objs, err := b.indexer.ByIndex(subjectIndex, key)
 		for _, o := range objs {
-			if crb, ok := o.(*rbacv1.ClusterRoleBinding); ok && !seen.Has(crb.Name) {
-				seen.Insert(crb.Name)
+			// A binding names a user and its groups rarely more than once:
+			// a look through the few found is cheaper than a set.
+			if crb, ok := o.(*rbacv1.ClusterRoleBinding); ok && !slices.Contains(bound, crb) {
 				bound = append(bound, crb)
 			}
 		}
+		return err
+	}
+	if err := add("user:" + u.GetName()); err != nil {
+		// No index (it could not be added): every binding, as RBAC reads them.
+		return b.all(), nil
+	}
+	for _, g := range u.GetGroups() {
+		if err := add("group:" + g); err != nil {
+			return b.all(), nil
+		}
 	}
 	return bound, nil
+}
+
+// all lists every ClusterRoleBinding.
+func (b subjectBindings) all() []*rbacv1.ClusterRoleBinding {
+	var all []*rbacv1.ClusterRoleBinding
+	for _, o := range b.indexer.List() {
+		if crb, ok := o.(*rbacv1.ClusterRoleBinding); ok {
+			all = append(all, crb)
+		}
+	}
+	return all
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
@@ -171,4 +172,20 @@ func selected(attrs authorizer.AttributesRecord, op selection.Operator, values .
 	}
 	attrs.LabelSelectorRequirements = labels.Requirements{*r}
 	return attrs
+}
+
+// TestSubjectBindingsWithoutIndex checks that without the subject index
+// every ClusterRoleBinding is listed, as RBAC lists them, not none.
+func TestSubjectBindingsWithoutIndex(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, c := range []string{"c1", "c2"} {
+		if err := indexer.Add(clusterRoleBinding(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.WithValue(t.Context(), userKey{}, &user.DefaultInfo{Name: "someone"})
+	got, err := subjectBindings{indexer}.ListClusterRoleBindings(ctx)
+	if err != nil || len(got) != 2 {
+		t.Errorf("got %d bindings (%v), want both", len(got), err)
+	}
 }
