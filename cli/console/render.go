@@ -102,12 +102,15 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	// Subscribe before the page hears the stream is open: the page fetches
+	// its view again on "open", and a change between that fetch and a later
+	// subscription would never reach it.
+	ch, cancel := s.notify.subscribe()
+	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 1000\n\n")
 	fl.Flush()
-	ch, cancel := s.notify.subscribe()
-	defer cancel()
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
 	n := 0

@@ -54,7 +54,12 @@
 
   if (window.EventSource) {
     var es = new EventSource("/events");
-    es.addEventListener("open", function () { live.textContent = "● live"; live.className = "live on"; });
+    // What changed between rendering this page (or losing the stream) and
+    // the stream opening sent no event to this page: fetch the view again.
+    es.addEventListener("open", function () {
+      live.textContent = "● live"; live.className = "live on";
+      refresh();
+    });
     es.addEventListener("error", function () { live.textContent = "○ reconnecting…"; live.className = "live off"; });
     es.addEventListener("change", refresh);
   }
