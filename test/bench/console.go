@@ -55,7 +55,8 @@ func benchConsole(ctx context.Context, e *env) error {
 	base := m[1]
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1440, 900), chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(e.workDir, "chromium")))
+		chromedp.WindowSize(1440, 900), chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(e.workDir, "chromium")),
+		chromedp.Env("TMPDIR="+e.workDir)) // where Chromium leaves its singleton socket's directory
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()
 	browser, cancel := chromedp.NewContext(alloc)

@@ -169,7 +169,9 @@ func startBrowser() context.Context {
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1440, 900),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(GinkgoT().TempDir()))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(GinkgoT().TempDir()),
+		// Chromium leaves its singleton socket's directory in $TMPDIR.
+		chromedp.Env("TMPDIR="+GinkgoT().TempDir()))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	browser, cancel := chromedp.NewContext(alloc)
 	DeferCleanup(func() { cancel(); cancelAlloc() })
