@@ -22,11 +22,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/api/install"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
@@ -333,6 +336,7 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 		// checked for uniqueness per process (they label the metrics).
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Cache:                   cacheOptions(),
 		HealthProbeBindAddress:  opts.HealthProbeAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "flotilla-hub",
@@ -375,6 +379,19 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// cacheOptions keep the managed fields out of the hub's cache: the
+// controllers do not read them, and at thousands of clusters each cached
+// ManagedCluster, replicated Policy, RoleBinding or ClusterProfile would
+// carry a copy. PlacementDecisions keep theirs: the replica-set controller
+// reads when a decision last changed from them.
+func cacheOptions() cache.Options {
+	keep := func(o any) (any, error) { return o, nil }
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{&clusterv1beta1.PlacementDecision{}: {Transform: keep}},
+	}
 }
 
 // caBundle returns the CA data that agents need to trust the hub.

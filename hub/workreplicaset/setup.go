@@ -65,6 +65,8 @@ func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
 		},
 		// Only ManifestWorks are read from here; anything else is a bug.
 		ReaderFailOnMissingInformer: true,
+		// The controller never reads their managed fields.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the ManifestWork cache: %w", err)
