@@ -260,11 +260,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 // cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
 // and the registration RBAC and admission policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
-	crds, err := manifests.AllCRDs()
-	if err != nil {
-		return err
-	}
-	if err := kubeapply.InstallCRDs(ctx, cfg, crds); err != nil {
+	if err := installCRDs(ctx, cfg); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -415,7 +411,22 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	if o.Admission == nil {
 		o.Admission = registration.NewCSRSubjectAdmission()
 	}
+	if o.BeforeControllers == nil {
+		// A new hub's garbage collector would otherwise not see the
+		// ManagedClusters for 30 s, and read the RoleBindings they own
+		// again and again, thinking their owner unknown.
+		o.BeforeControllers = installCRDs
+	}
 	return o
+}
+
+// installCRDs installs the hub's CRDs and waits until they are served.
+func installCRDs(ctx context.Context, cfg *rest.Config) error {
+	crds, err := manifests.AllCRDs()
+	if err != nil {
+		return err
+	}
+	return kubeapply.InstallCRDs(ctx, cfg, crds)
 }
 
 // ClusterProxy is the hub's cluster proxy (hub/proxy): the clusters'

@@ -60,6 +60,13 @@ type Options struct {
 	// Admission, when set, is run by the API server after its own
 	// admission plugins, for the built-in APIs.
 	Admission admission.ValidationInterface
+	// BeforeControllers, when set, runs once the API server is ready and
+	// before the controller manager starts, with the admin's
+	// configuration: what the controllers should find at their first
+	// discovery (the garbage collector discovers resources again only
+	// every 30 s). An error is logged, not fatal: the controllers find
+	// the same later.
+	BeforeControllers func(context.Context, *rest.Config) error
 }
 
 // startTimeout bounds the wait for the API server and controllers to be ready.
@@ -209,6 +216,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
+	if opts.BeforeControllers != nil {
+		if err := opts.BeforeControllers(ctx, cp.Config); err != nil {
+			logger.Info("Starting the controller manager before the step meant to come first; its controllers discover the rest later", "err", err)
+		}
+	}
 	kcmDone, err := runControllerManager(runCtx, controllerManagerArgs(p, kcmKubeconfig, opts.Controllers))
 	if err != nil {
 		return nil, err
