@@ -74,19 +74,8 @@ func defaultSetPolicy() *admissionregistrationv1.MutatingAdmissionPolicy {
 		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
 			// A create the policy could not label is labelled by the
 			// DefaultSetReconciler afterwards, as before the policy.
-			FailurePolicy: ptr.To(admissionregistrationv1.Ignore),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{clusterv1.GroupVersion.Group},
-							APIVersions: []string{"*"},
-							Resources:   []string{"managedclusters"},
-						},
-					},
-				}},
-			},
+			FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
+			MatchConstraints:   match(clusterv1.GroupVersion.Group, "managedclusters", admissionregistrationv1.Create),
 			MatchConditions:    []admissionregistrationv1.MatchCondition{{Name: "in-no-set", Expression: inNoSetExpr}},
 			Mutations:          []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patch}}},
 			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
@@ -117,7 +106,7 @@ func joinPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: JoinPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: matchCreateUpdate(clusterv1.GroupVersion.Group, "managedclusters"),
+			MatchConstraints: match(clusterv1.GroupVersion.Group, "managedclusters", admissionregistrationv1.Create, admissionregistrationv1.Update),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "newSet", Expression: newSetExpr},
 				{Name: "oldSet", Expression: oldSetExpr},
@@ -149,7 +138,7 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: BindPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: matchCreateUpdate(clusterv1beta2.GroupVersion.Group, "managedclustersetbindings"),
+			MatchConstraints: match(clusterv1beta2.GroupVersion.Group, "managedclustersetbindings", admissionregistrationv1.Create, admissionregistrationv1.Update),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "binds", Expression: bindsExpr},
 				{Name: "exempt", Expression: exemptExpr(hubUser)},
@@ -172,11 +161,12 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 	}
 }
 
-func matchCreateUpdate(group, resource string) *admissionregistrationv1.MatchResources {
+// match selects the operations ops on resource of group, in every version.
+func match(group, resource string, ops ...admissionregistrationv1.OperationType) *admissionregistrationv1.MatchResources {
 	return &admissionregistrationv1.MatchResources{
 		ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Operations: ops,
 				Rule: admissionregistrationv1.Rule{
 					APIGroups:   []string{group},
 					APIVersions: []string{"*"},
