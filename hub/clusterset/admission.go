@@ -2,7 +2,6 @@ package clusterset
 
 import (
 	"strconv"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,10 +23,8 @@ const (
 		"object.metadata.labels[" + labelKey + "] : '" + clusterv1beta2.DefaultManagedClusterSetName + "'"
 	oldSetExpr = "oldObject != null && has(oldObject.metadata.labels) && " + labelKey + " in oldObject.metadata.labels && oldObject.metadata.labels[" + labelKey + "] != '' ? " +
 		"oldObject.metadata.labels[" + labelKey + "] : '" + clusterv1beta2.DefaultManagedClusterSetName + "'"
-	// On create, only an explicit label asks for a set, and the default
-	// set is where the hub puts a new cluster anyway (defaultSetPolicy
-	// labels it so before this policy sees it).
-	joinsExpr = "oldObject == null ? variables.newSet != '" + clusterv1beta2.DefaultManagedClusterSetName + "' : " +
+	// On create, only an explicit label asks for a set.
+	joinsExpr = "oldObject == null ? (has(object.metadata.labels) && " + labelKey + " in object.metadata.labels && object.metadata.labels[" + labelKey + "] != '') : " +
 		"variables.newSet != variables.oldSet"
 	leavesExpr = "oldObject != null && variables.newSet != variables.oldSet"
 
@@ -50,47 +47,6 @@ const (
 
 const clusterGroup = "cluster.open-cluster-management.io"
 
-// inNoSetExpr holds for a ManagedCluster without the clusterset label, or
-// with an empty one.
-const inNoSetExpr = "!has(object.metadata.labels) || !(" + labelKey + " in object.metadata.labels) || object.metadata.labels[" + labelKey + "] == ''"
-
-// defaultSetPolicy labels a ManagedCluster created in no set into the
-// default set, in the create itself. Before, the DefaultSetReconciler
-// labelled each new cluster with a write of its own, which raced the hub's
-// other first writes to the cluster (conflicts, retries): with thousands
-// of clusters joining at once, a write and a half per cluster. The
-// reconciler stays for what this policy does not see: clusters whose
-// label is removed later, clusters created while the policy was not
-// installed, API servers that do not serve MutatingAdmissionPolicies.
-func defaultSetPolicy() *admissionregistrationv1.MutatingAdmissionPolicy {
-	// RFC 6901: "/" in a key is written "~1".
-	labelPath := "/metadata/labels/" + strings.ReplaceAll(strings.ReplaceAll(clusterv1beta2.ClusterSetLabel, "~", "~0"), "/", "~1")
-	set := "'" + clusterv1beta2.DefaultManagedClusterSetName + "'"
-	patch := "has(object.metadata.labels) ? " +
-		"[JSONPatch{op: 'add', path: '" + labelPath + "', value: " + set + "}] : " +
-		"[JSONPatch{op: 'add', path: '/metadata/labels', value: {" + labelKey + ": " + set + "}}]"
-	return &admissionregistrationv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: DefaultSetPolicyName},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			// A create the policy could not label is labelled by the
-			// DefaultSetReconciler afterwards, as before the policy.
-			FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
-			MatchConstraints:   match(clusterv1.GroupVersion.Group, "managedclusters", admissionregistrationv1.Create),
-			MatchConditions:    []admissionregistrationv1.MatchCondition{{Name: "in-no-set", Expression: inNoSetExpr}},
-			Mutations:          []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patch}}},
-			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
-		},
-	}
-}
-
-// mutatingPolicyBinding puts the named mutating policy in force on every request.
-func mutatingPolicyBinding(name string) *admissionregistrationv1.MutatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.MutatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
-	}
-}
-
 // exemptExpr passes system:masters and, when known, the hub's own user.
 func exemptExpr(hubUser string) string {
 	expr := "has(request.userInfo.groups) && 'system:masters' in request.userInfo.groups"
@@ -106,7 +62,7 @@ func joinPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: JoinPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: match(clusterv1.GroupVersion.Group, "managedclusters", admissionregistrationv1.Create, admissionregistrationv1.Update),
+			MatchConstraints: matchCreateUpdate(clusterv1.GroupVersion.Group, "managedclusters"),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "newSet", Expression: newSetExpr},
 				{Name: "oldSet", Expression: oldSetExpr},
@@ -138,7 +94,7 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: BindPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: match(clusterv1beta2.GroupVersion.Group, "managedclustersetbindings", admissionregistrationv1.Create, admissionregistrationv1.Update),
+			MatchConstraints: matchCreateUpdate(clusterv1beta2.GroupVersion.Group, "managedclustersetbindings"),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "binds", Expression: bindsExpr},
 				{Name: "exempt", Expression: exemptExpr(hubUser)},
@@ -161,12 +117,11 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 	}
 }
 
-// match selects the operations ops on resource of group, in every version.
-func match(group, resource string, ops ...admissionregistrationv1.OperationType) *admissionregistrationv1.MatchResources {
+func matchCreateUpdate(group, resource string) *admissionregistrationv1.MatchResources {
 	return &admissionregistrationv1.MatchResources{
 		ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-				Operations: ops,
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{
 					APIGroups:   []string{group},
 					APIVersions: []string{"*"},

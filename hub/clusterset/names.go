@@ -8,10 +8,6 @@ const (
 	// BindPolicyName names the ValidatingAdmissionPolicy, and its binding,
 	// that guards ManagedClusterSetBindings.
 	BindPolicyName = "flotilla-managedclusterset-bind"
-	// DefaultSetPolicyName names the MutatingAdmissionPolicy, and its
-	// binding, that creates a ManagedCluster without a set in the default
-	// set.
-	DefaultSetPolicyName = "flotilla-managedclusterset-default"
 )
 
 // The virtual subresources that set membership and binding authorize against.

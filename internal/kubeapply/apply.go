@@ -82,20 +82,3 @@ func InstallAdmissionPolicy(ctx context.Context, adm admissionv1client.Admission
 			return &b.Spec
 		})
 }
-
-// InstallMutatingAdmissionPolicy installs a MutatingAdmissionPolicy and the
-// binding that puts it in force, each brought in line with its spec.
-func InstallMutatingAdmissionPolicy(ctx context.Context, adm admissionv1client.AdmissionregistrationV1Interface,
-	policy *admissionregistrationv1.MutatingAdmissionPolicy, binding *admissionregistrationv1.MutatingAdmissionPolicyBinding) error {
-	err := Install(ctx, adm.MutatingAdmissionPolicies(), policy, "MutatingAdmissionPolicy",
-		func(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.MutatingAdmissionPolicySpec {
-			return &p.Spec
-		})
-	if err != nil {
-		return err
-	}
-	return Install(ctx, adm.MutatingAdmissionPolicyBindings(), binding, "MutatingAdmissionPolicyBinding",
-		func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec {
-			return &b.Spec
-		})
-}

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"maps"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -76,27 +74,11 @@ var _ = Describe("Cluster set: the sets the hub keeps", func() {
 })
 
 var _ = Describe("Cluster set: membership and bindings", func() {
-	It("creates clusters without a set in default and reports whether each set is empty", func(ctx SpecContext) {
+	It("labels clusters without a set into default and reports whether each set is empty", func(ctx SpecContext) {
 		c := newClusterName("cs-plain")
 		createCluster(ctx, c)
 		Eventually(func() map[string]string { return getCluster(ctx, c).Labels }).
 			Should(HaveKeyWithValue(clusterv1beta2.ClusterSetLabel, clusterv1beta2.DefaultManagedClusterSetName))
-
-		By("labelling them in the create itself, whether they have other labels, an empty set label or none")
-		created := func(labels map[string]string) func() (map[string]string, error) {
-			return func() (map[string]string, error) {
-				mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: newClusterName("cs-created"), Labels: maps.Clone(labels)}}
-				return mc.Labels, hubCP.Client.Create(ctx, mc, client.DryRunAll)
-			}
-		}
-		// The API server puts a policy in force once its informers saw it:
-		// on a hub that just started, shortly after the hub installed it.
-		Eventually(created(nil)).Should(HaveKeyWithValue(clusterv1beta2.ClusterSetLabel, clusterv1beta2.DefaultManagedClusterSetName))
-		Expect(created(map[string]string{"env": "dev"})()).To(Equal(map[string]string{"env": "dev", clusterv1beta2.ClusterSetLabel: clusterv1beta2.DefaultManagedClusterSetName}))
-		Expect(created(map[string]string{clusterv1beta2.ClusterSetLabel: ""})()).To(HaveKeyWithValue(clusterv1beta2.ClusterSetLabel, clusterv1beta2.DefaultManagedClusterSetName))
-		inSet := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: newClusterName("cs-created"), Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "global-ish"}}}
-		Expect(hubCP.Client.Create(ctx, inSet, client.DryRunAll)).To(Succeed())
-		Expect(inSet.Labels).To(HaveKeyWithValue(clusterv1beta2.ClusterSetLabel, "global-ish"))
 		Eventually(setCondition(ctx, "global")).Should(haveCondition(metav1.ConditionFalse, clusterv1beta2.ReasonClustersSelected))
 
 		By("reporting a new set empty, then not, when a cluster is labelled into it")
@@ -162,10 +144,6 @@ var _ = Describe("Cluster set: admission of joins and binds", func() {
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c, Labels: map[string]string{clusterv1beta2.ClusterSetLabel: prod}}}
 		Eventually(func() error { return asEditor.Create(ctx, mc.DeepCopy(), client.DryRunAll) }).Should(And(beForbidden(),
 			MatchError(ContainSubstring("may not add ManagedCluster "+c+" to ManagedClusterSet "+prod+": it needs permission to create managedclustersets/join (resource name "+prod+")"))))
-
-		By("letting the editor create it in default, where a cluster without a set goes anyway")
-		inDefault := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c, Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default"}}}
-		Expect(asEditor.Create(ctx, inDefault, client.DryRunAll)).To(Succeed())
 
 		By("letting the editor create it without a set (it joins default) and change other labels")
 		Expect(asEditor.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c}})).To(Succeed())
