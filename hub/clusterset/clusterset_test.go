@@ -109,19 +109,3 @@ func TestRevertSpec(t *testing.T) {
 		t.Error("a user's set was changed")
 	}
 }
-
-func TestNeedsDefaultSet(t *testing.T) {
-	tests := []struct {
-		labels map[string]string
-		want   bool
-	}{
-		{nil, true},
-		{map[string]string{clusterv1beta2.ClusterSetLabel: ""}, true},
-		{map[string]string{clusterv1beta2.ClusterSetLabel: "prod"}, false},
-	}
-	for _, tt := range tests {
-		if got := needsDefaultSet(tt.labels); got != tt.want {
-			t.Errorf("needsDefaultSet(%v) = %v, want %v", tt.labels, got, tt.want)
-		}
-	}
-}

@@ -6,10 +6,12 @@
 // cluster without that label gets) and "global" (a LabelSelector matching
 // every cluster): it creates them, creates them again when they are
 // deleted, and puts their spec back when it is changed. It writes the
-// ClusterSetEmpty condition of every set, the Bound condition of every
-// binding, and the clusterset label of ManagedClusters that lack it.
+// ClusterSetEmpty condition of every set and the Bound condition of every
+// binding. The clusterset label of ManagedClusters that lack it is written
+// by the registration controller (hub/registration), in the same write as
+// a new cluster's finalizer.
 //
-// Three controllers run in the hub manager:
+// Two controllers run in the hub manager:
 //
 //   - The set controller watches ManagedClusterSets and ManagedClusters
 //     (creation, deletion and label changes only, since only labels decide
@@ -17,8 +19,6 @@
 //   - The binding controller watches ManagedClusterSetBindings and the sets
 //     they name; a binding is Bound while its set exists and its name equals
 //     spec.clusterSet.
-//   - The default-set controller watches ManagedClusters without the
-//     clusterset label and labels them into "default", as OCM's hub does.
 //
 // Install, called by hub.Prepare, installs two ValidatingAdmissionPolicies
 // evaluated by the API server itself. The first guards set membership: a

@@ -17,9 +17,5 @@ func Setup(mgr manager.Manager) error {
 	if err := bindings.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("set up the ManagedClusterSetBinding controller: %w", err)
 	}
-	defaults := &DefaultSetReconciler{Client: mgr.GetClient()}
-	if err := defaults.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the default ManagedClusterSet controller: %w", err)
-	}
 	return nil
 }

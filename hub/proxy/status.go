@@ -91,7 +91,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		klog.FromContext(ctx).Info("Closed the tunnel of a cluster the hub does not accept", "cluster", mc.Name)
 	}
 	t, open := r.Server.Lookup(mc.Name)
-	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, t, open, mc.Generation)
+	reported := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) != nil
+	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, reported, t, open, mc.Generation)
 	if !write {
 		return ctrl.Result{}, nil
 	}
@@ -109,13 +110,20 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 // tunnelConditionUpdate returns the TunnelConnected condition of a
 // cluster whose condition is current (nil: none yet), and whether it is
-// to be written.
-func tunnelConditionUpdate(current *metav1.Condition, accepted bool, t *Tunnel, open bool, generation int64) (metav1.Condition, bool) {
+// to be written. reported says whether the cluster's agent has reported
+// (the cluster has an Available condition).
+func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t *Tunnel, open bool, generation int64) (metav1.Condition, bool) {
 	want := tunnelCondition(accepted, t, open, generation)
 	switch {
 	case current == nil && !accepted:
 		// A cluster never accepted has no tunnel to speak of: a fleet
 		// joining would cost a write per cluster to say so.
+		return want, false
+	case current == nil && !open && !reported:
+		// Nor has a cluster whose agent has not reported yet: its agent
+		// opens the tunnel about when it first reports, so saying "not
+		// connected" first would be a second write per joining cluster.
+		// The agent's first status brings the cluster back here.
 		return want, false
 	case current != nil && current.Status == want.Status && current.Reason == want.Reason && current.Message == want.Message:
 		return want, false

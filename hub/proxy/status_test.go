@@ -33,20 +33,23 @@ func TestTunnelConditionUpdate(t *testing.T) {
 	tun := &Tunnel{Cluster: "c1", AgentID: "a1"}
 	connected := tunnelCondition(true, tun, true, 1)
 	for _, tc := range []struct {
-		name           string
-		current        *metav1.Condition
-		accepted, open bool
-		write          bool
-		reason         string
+		name                     string
+		current                  *metav1.Condition
+		accepted, reported, open bool
+		write                    bool
+		reason                   string
 	}{
-		{"never accepted: nothing to say", nil, false, false, false, ReasonHubClusterAdminDenied},
-		{"accepted, no tunnel yet", nil, true, false, true, ReasonAgentNotConnected},
-		{"tunnel opened", ptr.To(tunnelCondition(true, tun, false, 1)), true, true, true, ReasonAgentConnected},
-		{"unchanged", ptr.To(connected), true, true, false, ReasonAgentConnected},
-		{"denied after it was accepted", ptr.To(connected), false, true, true, ReasonHubClusterAdminDenied},
+		{"never accepted: nothing to say", nil, false, false, false, false, ReasonHubClusterAdminDenied},
+		{"accepted, agent not reported yet: nothing to say", nil, true, false, false, false, ReasonAgentNotConnected},
+		{"accepted, tunnel open before the agent reported", nil, true, false, true, true, ReasonAgentConnected},
+		{"agent reported, no tunnel", nil, true, true, false, true, ReasonAgentNotConnected},
+		{"tunnel opened", ptr.To(tunnelCondition(true, tun, false, 1)), true, true, true, true, ReasonAgentConnected},
+		{"unchanged", ptr.To(connected), true, true, true, false, ReasonAgentConnected},
+		{"tunnel closed", ptr.To(connected), true, true, false, true, ReasonAgentNotConnected},
+		{"denied after it was accepted", ptr.To(connected), false, true, true, true, ReasonHubClusterAdminDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, write := tunnelConditionUpdate(tc.current, tc.accepted, tun, tc.open, 1)
+			c, write := tunnelConditionUpdate(tc.current, tc.accepted, tc.reported, tun, tc.open, 1)
 			if write != tc.write || c.Reason != tc.reason {
 				t.Errorf("got %s, write %v; want %s, write %v", c.Reason, write, tc.reason, tc.write)
 			}

@@ -34,7 +34,8 @@ const conflictRetry = time.Second
 
 // ClusterReconciler grants and revokes an agent's access as its
 // ManagedCluster's spec.hubAcceptsClient says, watches its lease, keeps the
-// hub taints in step, and tears everything down when the cluster is deleted.
+// hub taints in step, puts a cluster in no set into "default", and tears
+// everything down when the cluster is deleted.
 type ClusterReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -146,7 +147,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return r.reconcileDelete(ctx, s)
 	}
 	s.created = controllerutil.AddFinalizer(cluster, ClusterFinalizer)
-	return runPhases(ctx, s, r.reconcileAcceptance, r.reconcileLease, r.reconcileTaints)
+	return runPhases(ctx, s, r.reconcileDefaultSet, r.reconcileAcceptance, r.reconcileLease, r.reconcileTaints)
 }
 
 // runPhases runs every phase, joins their errors and returns the soonest

@@ -8,9 +8,10 @@
 // open-cluster-management:managedcluster:work (which it also keeps), the
 // Lease managed-cluster-lease (created when missing), the conditions
 // HubAcceptedManagedCluster and (only to mark it Unknown)
-// ManagedClusterConditionAvailable, and the hub taints unreachable and
-// unavailable in spec.taints. It also owns the ValidatingAdmissionPolicy
-// that lets only users allowed update on
+// ManagedClusterConditionAvailable, the hub taints unreachable and
+// unavailable in spec.taints, and the clusterset label of a cluster in no
+// set (it puts it into "default", as OCM's hub does). It also owns the
+// ValidatingAdmissionPolicy that lets only users allowed update on
 // register.open-cluster-management.io managedclusters/accept set
 // spec.hubAcceptsClient to true (installed by Install at hub start).
 //
@@ -21,8 +22,9 @@
 //     access as spec.hubAcceptsClient says, marks a cluster whose agent
 //     stopped renewing its lease for 5 × spec.leaseDurationSeconds as
 //     Available=Unknown (waking up with RequeueAfter at the deadline, never
-//     polling), keeps the hub taints in step with Available, and on deletion
-//     tears everything down in order behind a finalizer.
+//     polling), keeps the hub taints in step with Available, labels a
+//     cluster in no set into "default" (a new one in its first write), and
+//     on deletion tears everything down in order behind a finalizer.
 //   - The CSR controller watches kube-apiserver-client CSRs labelled with a
 //     cluster name and approves an agent's certificate renewal when the
 //     requester, the label and the certificate subject all name the same
