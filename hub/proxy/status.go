@@ -92,7 +92,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	t, open := r.Server.Lookup(mc.Name)
 	reported := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) != nil
-	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, reported, t, open, mc.Generation)
+	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, reported, t, open)
 	if !write {
 		return ctrl.Result{}, nil
 	}
@@ -112,8 +112,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // cluster whose condition is current (nil: none yet), and whether it is
 // to be written. reported says whether the cluster's agent has reported
 // (the cluster has an Available condition).
-func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t *Tunnel, open bool, generation int64) (metav1.Condition, bool) {
-	want := tunnelCondition(accepted, t, open, generation)
+func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t *Tunnel, open bool) (metav1.Condition, bool) {
+	want := tunnelCondition(accepted, t, open)
 	switch {
 	case current == nil && !accepted:
 		// A cluster never accepted has no tunnel to speak of: a fleet
@@ -131,9 +131,12 @@ func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t
 	return want, true
 }
 
-// tunnelCondition is the TunnelConnected condition of a cluster.
-func tunnelCondition(accepted bool, t *Tunnel, open bool, generation int64) metav1.Condition {
-	c := metav1.Condition{Type: ConditionTunnelConnected, ObservedGeneration: generation}
+// tunnelCondition is the TunnelConnected condition of a cluster. It
+// carries no observedGeneration: it follows the tunnel, not the spec, and
+// was never rewritten when the spec changed, so a generation in it only
+// went stale.
+func tunnelCondition(accepted bool, t *Tunnel, open bool) metav1.Condition {
+	c := metav1.Condition{Type: ConditionTunnelConnected}
 	switch {
 	case !accepted:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonHubClusterAdminDenied

@@ -30,7 +30,7 @@ func (r *ClusterReconciler) reconcileAcceptance(ctx context.Context, s *clusterS
 			return ctrl.Result{}, fmt.Errorf("revoke the access of cluster %s: %w", cluster.Name, err)
 		}
 		s.namespaceReady = false
-		if cond := acceptedCondition(false, current, cluster.Generation); cond != nil {
+		if cond := acceptedCondition(false, current); cond != nil {
 			meta.SetStatusCondition(&cluster.Status.Conditions, *cond)
 			if wasAccepted {
 				s.events.Add(corev1.EventTypeNormal, reasonClusterDenied, "Deny", "Cluster %s was denied: its agent's access was removed", cluster.Name)
@@ -56,7 +56,7 @@ func (r *ClusterReconciler) reconcileAcceptance(ctx context.Context, s *clusterS
 	if err := r.ensureAccess(ctx, cluster); err != nil {
 		return ctrl.Result{}, fmt.Errorf("grant cluster %s its access: %w", cluster.Name, err)
 	}
-	meta.SetStatusCondition(&cluster.Status.Conditions, *acceptedCondition(true, current, cluster.Generation))
+	meta.SetStatusCondition(&cluster.Status.Conditions, *acceptedCondition(true, current))
 	if !wasAccepted {
 		s.events.Add(corev1.EventTypeNormal, reasonClusterAccepted, "Accept", "Cluster %s was accepted: namespace and agent RBAC are in place", cluster.Name)
 	}

@@ -16,25 +16,28 @@ const leaseGraceMultiple = 5
 // acceptedCondition returns the HubAcceptedManagedCluster condition that
 // spec.hubAcceptsClient asks for, given the current one; nil means that no
 // condition is to be set (a cluster that was never accepted has none).
-func acceptedCondition(accepts bool, current *metav1.Condition, generation int64) *metav1.Condition {
+//
+// It carries no observedGeneration, as OCM's hub writes it: the verdict
+// follows spec.hubAcceptsClient alone, and keeping a generation in it
+// current cost a status write after every other change of the spec (the
+// hub's own taint changes among them: one more write per joining cluster).
+func acceptedCondition(accepts bool, current *metav1.Condition) *metav1.Condition {
 	if accepts {
 		return &metav1.Condition{
-			Type:               clusterv1.ManagedClusterConditionHubAccepted,
-			Status:             metav1.ConditionTrue,
-			Reason:             clusterv1.ReasonHubClusterAdminAccepted,
-			Message:            "Accepted by hub cluster admin",
-			ObservedGeneration: generation,
+			Type:    clusterv1.ManagedClusterConditionHubAccepted,
+			Status:  metav1.ConditionTrue,
+			Reason:  clusterv1.ReasonHubClusterAdminAccepted,
+			Message: "Accepted by hub cluster admin",
 		}
 	}
 	if current == nil {
 		return nil
 	}
 	return &metav1.Condition{
-		Type:               clusterv1.ManagedClusterConditionHubAccepted,
-		Status:             metav1.ConditionFalse,
-		Reason:             clusterv1.ReasonHubClusterAdminDenied,
-		Message:            "Denied by hub cluster admin",
-		ObservedGeneration: generation,
+		Type:    clusterv1.ManagedClusterConditionHubAccepted,
+		Status:  metav1.ConditionFalse,
+		Reason:  clusterv1.ReasonHubClusterAdminDenied,
+		Message: "Denied by hub cluster admin",
 	}
 }
 

@@ -31,7 +31,7 @@ func TestAcceptedCondition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := acceptedCondition(tt.accepts, tt.current, 3)
+			got := acceptedCondition(tt.accepts, tt.current)
 			if tt.wantNil {
 				if got != nil {
 					t.Fatalf("got %+v, want no condition", got)
@@ -41,8 +41,8 @@ func TestAcceptedCondition(t *testing.T) {
 			if got == nil {
 				t.Fatal("got no condition")
 			}
-			if got.Type != clusterv1.ManagedClusterConditionHubAccepted || got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.ObservedGeneration != 3 {
-				t.Errorf("got %s=%s reason %s generation %d, want %s=%s reason %s generation 3",
+			if got.Type != clusterv1.ManagedClusterConditionHubAccepted || got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.ObservedGeneration != 0 {
+				t.Errorf("got %s=%s reason %s generation %d, want %s=%s reason %s and no generation",
 					got.Type, got.Status, got.Reason, got.ObservedGeneration, clusterv1.ManagedClusterConditionHubAccepted, tt.wantStatus, tt.wantReason)
 			}
 		})
