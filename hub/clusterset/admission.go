@@ -117,6 +117,7 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 	}
 }
 
+// matchCreateUpdate selects creates and updates of resource of group, in every version.
 func matchCreateUpdate(group, resource string) *admissionregistrationv1.MatchResources {
 	return &admissionregistrationv1.MatchResources{
 		ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{

@@ -24,7 +24,6 @@
 // TunnelConnected, from the tunnel's opening or the agent's first status
 // (the Available condition), whichever comes first: an accepted cluster
 // whose agent has not reported has none yet. A cluster that is denied
-// (hubAcceptsClient false) or
-// deleted loses its tunnel at once, and a tunnel is closed when the client
-// certificate that opened it expires.
+// (hubAcceptsClient false) or deleted loses its tunnel at once, and a
+// tunnel is closed when the client certificate that opened it expires.
 package proxy
