@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,8 +38,9 @@ import (
 // HubControllers are the kube-controller-manager controllers a hub needs:
 // signing agents' client certificates, deleting namespaces, collecting
 // garbage, service accounts and their tokens, bootstrap tokens (signing
-// cluster-info, removing expired tokens), aggregated cluster roles and the
-// root CA ConfigMap in every namespace.
+// cluster-info, removing expired tokens), aggregated cluster roles, and the
+// default ServiceAccount and root CA ConfigMap in every namespace that is
+// no managed cluster's.
 var HubControllers = []string{
 	names.CertificateSigningRequestSigningController,
 	names.CertificateSigningRequestCleanerController,
@@ -78,6 +80,15 @@ func controllerManagerArgs(p *pki, kubeconfig string, controllers []string) []st
 		"--cluster-signing-duration=" + MaxSignedCertificateLifetime.String(),
 		"--service-account-private-key-file=" + p.path(saKeyFile),
 		"--root-ca-file=" + p.path(caCertFile),
+		// kube-controller-manager's default of 20 requests a second (burst
+		// 30) for each of its controllers' clients held the CSR signer, one
+		// status write per CSR, to 20 new clusters a second however idle
+		// the hub: 5,000 took 250 s whatever else was made faster. They
+		// get the hub controllers' allowance, which bounds both the same
+		// way: both speak as system:masters, whom priority and fairness
+		// exempts.
+		"--kube-api-qps=" + strconv.Itoa(ClientQPS),
+		"--kube-api-burst=" + strconv.Itoa(ClientBurst),
 	}
 }
 
@@ -113,9 +124,13 @@ func runControllerManager(ctx context.Context, args []string) (<-chan error, err
 	}
 
 	// The token controller is built by kube-controller-manager's Run with a
-	// client builder of its own; build it here, the same way.
+	// client builder of its own; build it here, the same way. The service
+	// account controller and the root CA publisher are built here too, to
+	// leave out the clusters' namespaces (namespace_defaults.go).
 	descriptors := app.NewControllerDescriptors()
 	delete(descriptors, names.ServiceAccountTokenController)
+	delete(descriptors, names.ServiceAccountController)
+	delete(descriptors, names.RootCACertificatePublisherController)
 	controllers, err := app.BuildControllers(ctx, controllerCtx, descriptors, nil, noHealthChecks{})
 	if err != nil {
 		informerName.Release()
@@ -127,6 +142,11 @@ func runControllerManager(ctx context.Context, args []string) (<-chan error, err
 			informerName.Release()
 			return nil, err
 		}
+	}
+	defaults, err := newNamespaceDefaults(c, controllerCtx, builder)
+	if err != nil {
+		informerName.Release()
+		return nil, err
 	}
 
 	c.EventBroadcaster.StartRecordingToSink(&v1core.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
@@ -142,6 +162,9 @@ func runControllerManager(ctx context.Context, args []string) (<-chan error, err
 		defer controllerCtx.InformerFactory.Shutdown()
 		if tokens != nil {
 			go tokens.Run(ctx, int(c.ComponentConfig.SAController.ConcurrentSATokenSyncs))
+		}
+		if defaults != nil {
+			go defaults.run(ctx)
 		}
 		if !app.RunControllers(ctx, controllerCtx, controllers, app.ControllerStartJitter, c.ControllerShutdownTimeout) {
 			done <- fmt.Errorf("controllers did not stop within %s", c.ControllerShutdownTimeout)

@@ -16,6 +16,12 @@ import (
 // ensureAccess creates or repairs the RBAC of an accepted cluster. Every
 // object is controlled by the ManagedCluster, so that the garbage collector
 // removes the access even if the cluster's finalizer is bypassed.
+//
+// The ClusterRoleBinding comes last: it lets the agent read its
+// ManagedCluster, which is how the agent learns that it was accepted, and
+// it then goes straight to its lease, works and policies. Bound before the
+// RoleBindings of its namespace, it let agents in only to be refused
+// there, each backing off before trying again.
 func (r *ClusterReconciler) ensureAccess(ctx context.Context, cluster *clusterv1.ManagedCluster) error {
 	// The shared roles are installed at hub start; putting them back here
 	// repairs them without a restart.
@@ -25,21 +31,6 @@ func (r *ClusterReconciler) ensureAccess(ctx context.Context, cluster *clusterv1
 		}
 	}
 	if err := r.ensureClusterRole(ctx, cluster, clusterRole(cluster.Name)); err != nil {
-		return err
-	}
-	want := clusterRoleBinding(cluster.Name)
-	got := &rbacv1.ClusterRoleBinding{}
-	got.Name = want.Name
-	if err := r.createOrUpdate(ctx, cluster, got, func() error {
-		if got.CreationTimestamp.IsZero() {
-			got.RoleRef = want.RoleRef
-		} else if got.RoleRef != want.RoleRef {
-			return fmt.Errorf("ClusterRoleBinding %s refers to %s %s, not %s: delete it so that the hub can create it", got.Name, got.RoleRef.Kind, got.RoleRef.Name, want.RoleRef.Name)
-		}
-		got.Labels = mergeLabels(got.Labels, want.Labels)
-		got.Subjects = want.Subjects
-		return nil
-	}); err != nil {
 		return err
 	}
 	for _, want := range roleBindings(cluster.Name) {
@@ -61,7 +52,19 @@ func (r *ClusterReconciler) ensureAccess(ctx context.Context, cluster *clusterv1
 			return err
 		}
 	}
-	return nil
+	want := clusterRoleBinding(cluster.Name)
+	got := &rbacv1.ClusterRoleBinding{}
+	got.Name = want.Name
+	return r.createOrUpdate(ctx, cluster, got, func() error {
+		if got.CreationTimestamp.IsZero() {
+			got.RoleRef = want.RoleRef
+		} else if got.RoleRef != want.RoleRef {
+			return fmt.Errorf("ClusterRoleBinding %s refers to %s %s, not %s: delete it so that the hub can create it", got.Name, got.RoleRef.Kind, got.RoleRef.Name, want.RoleRef.Name)
+		}
+		got.Labels = mergeLabels(got.Labels, want.Labels)
+		got.Subjects = want.Subjects
+		return nil
+	})
 }
 
 // ensureClusterRole creates or repairs a ClusterRole; a nil owner leaves it unowned.

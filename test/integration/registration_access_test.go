@@ -71,6 +71,26 @@ var _ = Describe("Registration: accepting a cluster", func() {
 		Eventually(exists(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: clusterv1.ManagedClusterLeaseName}})).Should(BeTrue())
 	})
 
+	It("leaves out of its namespace what only pods use: the default ServiceAccount and the root CA ConfigMap", func(ctx SpecContext) {
+		c := newClusterName("no-pods")
+		createCluster(ctx, c)
+		acceptCluster(ctx, c)
+		Eventually(exists(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c}})).Should(BeTrue())
+
+		By("still giving both to a namespace created after it, which is no cluster's")
+		// Each controller handles namespaces one at a time, in the order
+		// they came: once the later one has its objects, the cluster's
+		// namespace, had it been given any, would have them too.
+		other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-cluster-"}}
+		Expect(hubCP.Client.Create(ctx, other)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, other))).To(Succeed()) })
+		Eventually(exists(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: other.Name, Name: "default"}})).Should(BeTrue())
+		Eventually(exists(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other.Name, Name: "kube-root-ca.crt"}})).Should(BeTrue())
+
+		Expect(exists(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "default"}})()).To(BeFalse())
+		Expect(exists(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "kube-root-ca.crt"}})()).To(BeFalse())
+	})
+
 	It("keeps cluster A's agent out of cluster B's namespace, ManagedCluster and CSR approvals", func(ctx SpecContext) {
 		a, b := newClusterName("iso-a"), newClusterName("iso-b")
 		createCluster(ctx, a)
