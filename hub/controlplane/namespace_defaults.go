@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/klog/v2"
@@ -39,14 +37,8 @@ type namespaceDefaults struct {
 }
 
 // notClusterNamespaces selects the namespaces that are no managed
-// cluster's.
-func notClusterNamespaces() string {
-	req, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.DoesNotExist, nil)
-	if err != nil {
-		panic(err) // a constant label key
-	}
-	return labels.NewSelector().Add(*req).String()
-}
+// cluster's: those without the cluster-name label.
+const notClusterNamespaces = "!" + clusterv1.ClusterNameLabel
 
 // newNamespaceDefaults builds the controllers of the two names that c
 // enables; nil when it enables neither.
@@ -60,7 +52,7 @@ func newNamespaceDefaults(c *config.CompletedConfig, controllerCtx app.Controlle
 		return nil, err
 	}
 	d := &namespaceDefaults{informers: informers.NewSharedInformerFactoryWithOptions(client, controllerCtx.ResyncPeriod(),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notClusterNamespaces() }))}
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notClusterNamespaces }))}
 	namespaces := d.informers.Core().V1().Namespaces()
 	if sa {
 		client, err := builder.Client("service-account-controller")
