@@ -158,6 +158,20 @@ func (h *hubUnderTest) rss() (int64, error) {
 	return sum, nil
 }
 
+// memStat is the runtime.MemStats field name, in bytes, of a heap profile
+// in its text form ("# HeapAlloc = 123"; for Stack, in use / from the OS).
+func memStat(profile, name string) (int64, error) {
+	_, after, ok := strings.Cut(profile, "\n# "+name+" = ")
+	if !ok {
+		return 0, fmt.Errorf("no %s", name)
+	}
+	n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
+}
+
 // cpu is the CPU time the hub's processes used together, and that of the
 // controllers' process alone (0 unless split).
 func (h *hubUnderTest) cpu() (all, controllers time.Duration, err error) {
@@ -283,30 +297,47 @@ func fetch(ctx context.Context, url, file string) error {
 // where RSS also holds garbage not yet collected. 0 for the release hub,
 // which serves no pprof.
 func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
-	var sum int64
+	m, err := h.heapAfterGC(ctx)
+	return m.live, err
+}
+
+// heapMemory is what the Go runtime of the hub's processes holds, in
+// bytes, summed over them: the live heap, the heap spans in use (the
+// live heap and the free slots between its objects), the free spans not
+// yet returned to the operating system, and goroutine stacks.
+type heapMemory struct {
+	live, inUse, idleKept, stacks int64
+}
+
+// heapAfterGC reads the hub's heapMemory after a garbage collection, from
+// the runtime.MemStats that each pprof process's heap profile ends with;
+// zero without pprof processes.
+func (h *hubUnderTest) heapAfterGC(ctx context.Context) (heapMemory, error) {
+	var sum heapMemory
 	for _, data := range h.pprofDirs {
 		base, err := pprofBase(data)
 		if err != nil {
-			return 0, err
+			return heapMemory{}, err
 		}
 		r, err := get(ctx, base+"heap?gc=1&debug=1")
 		if err != nil {
-			return 0, err
+			return heapMemory{}, err
 		}
 		body, err := io.ReadAll(r)
 		r.Close()
 		if err != nil {
-			return 0, err
+			return heapMemory{}, err
 		}
-		_, after, ok := strings.Cut(string(body), "\n# HeapAlloc = ")
-		if !ok {
-			return 0, fmt.Errorf("no HeapAlloc in the heap profile of %s", data)
+		var v [5]int64
+		for i, name := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased", "Stack"} {
+			if v[i], err = memStat(string(body), name); err != nil {
+				return heapMemory{}, fmt.Errorf("the heap profile of %s: %w", data, err)
+			}
 		}
-		n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		sum += n
+		sum.live += v[0]
+		sum.inUse += v[1]
+		sum.idleKept += v[2] - v[3]
+		sum.stacks += v[4]
 	}
 	return sum, nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,33 +19,12 @@ import (
 // apiserver_request_total on its /metrics: the same in both simulator
 // modes, so that they can be set side by side.
 func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	body, err := hubMetrics(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	body, err := dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read the hub's /metrics: %w", err)
-	}
 	out := map[string]float64{}
-	for line := range strings.Lines(string(body)) {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
-		l := map[string]string{}
-		for kv := range strings.SplitSeq(labels, ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			l[k] = strings.Trim(val, `"`)
-		}
+	for l, v := range samples(body, "apiserver_request_total") {
 		if l["resource"] == "" {
 			continue
 		}
@@ -66,6 +47,86 @@ func hubRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 		out[key] += v
 	}
 	return out, nil
+}
+
+// watchCacheHistory is one resource's watch cache on the hub: the events
+// it has received and how many of the latest it keeps for watches to
+// resume from (its capacity; all of it once that many have arrived).
+type watchCacheHistory struct {
+	resource         string
+	capacity, events float64
+}
+
+// kept is how many events the history holds (unless the cache started
+// again since, when it holds fewer).
+func (c watchCacheHistory) kept() float64 { return min(c.capacity, c.events) }
+
+// hubWatchCaches reads, from the hub's /metrics, the watch caches that
+// keep at least min events, most first. The API server grows a
+// cache's history while events arrive faster than it keeps them for, and
+// shrinks it only when a later event arrives (kubernetes/kubernetes#139250):
+// after a burst and then silence, a steady state still holds the burst.
+func hubWatchCaches(ctx context.Context, cfg *rest.Config, min float64) ([]watchCacheHistory, error) {
+	body, err := hubMetrics(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	events := map[string]float64{}
+	for l, v := range samples(body, "apiserver_watch_cache_events_received_total") {
+		events[l["resource"]] += v
+	}
+	var out []watchCacheHistory
+	for l, v := range samples(body, "watch_cache_capacity") {
+		if c := (watchCacheHistory{resource: l["resource"], capacity: v, events: events[l["resource"]]}); c.kept() >= min {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b watchCacheHistory) int {
+		return cmp.Or(cmp.Compare(b.kept(), a.kept()), strings.Compare(a.resource, b.resource))
+	})
+	return out, nil
+}
+
+// hubMetrics reads the hub API server's /metrics.
+func hubMetrics(ctx context.Context, cfg *rest.Config) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	body, err := dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the hub's /metrics: %w", err)
+	}
+	return string(body), nil
+}
+
+// samples yields the labels and value of each sample of the metric name
+// in a Prometheus text exposition.
+func samples(body, name string) iter.Seq2[map[string]string, float64] {
+	return func(yield func(map[string]string, float64) bool) {
+		for line := range strings.Lines(body) {
+			rest, ok := strings.CutPrefix(line, name+"{")
+			if !ok {
+				continue
+			}
+			labels, value, ok := strings.Cut(rest, "} ")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				continue
+			}
+			l := map[string]string{}
+			for kv := range strings.SplitSeq(labels, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				l[k] = strings.Trim(val, `"`)
+			}
+			if !yield(l, v) {
+				return
+			}
+		}
+	}
 }
 
 // printRequests prints the requests served between two readings, by verb

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,52 @@ func TestIdlePolicies(t *testing.T) {
 		}
 		if strings.Contains(docs[i], "name: prod\n") || strings.Contains(docs[i], "name: policy-namespace\n") {
 			t.Errorf("document %d still names the example's policy or namespace", i)
+		}
+	}
+}
+
+// TestMemStat reads this process's own heap profile in the text form the
+// hub's pprof server gives.
+func TestMemStat(t *testing.T) {
+	var b strings.Builder
+	if err := pprof.Lookup("heap").WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"HeapInuse", "Stack"} {
+		n, err := memStat(b.String(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n <= 0 {
+			t.Errorf("%s = %d, want more than 0", name, n)
+		}
+	}
+	if _, err := memStat(b.String(), "NoSuchStat"); err == nil {
+		t.Error("memStat found NoSuchStat")
+	}
+}
+
+// TestSamples reads the samples of one metric, labels and all, and no
+// other metric's.
+func TestSamples(t *testing.T) {
+	body := `# HELP watch_cache_capacity [ALPHA] Total capacity of watch cache broken by resource type.
+# TYPE watch_cache_capacity gauge
+watch_cache_capacity{group="",resource="namespaces"} 1600
+watch_cache_capacity{group="work.open-cluster-management.io",resource="manifestworks"} 25600
+watch_cache_capacity_other{resource="pods"} 7
+apiserver_watch_cache_events_received_total{group="work.open-cluster-management.io",resource="manifestworks"} 33015
+`
+	got := map[string]float64{}
+	for l, v := range samples(body, "watch_cache_capacity") {
+		got[l["group"]+"/"+l["resource"]] = v
+	}
+	want := map[string]float64{"/namespaces": 1600, "work.open-cluster-management.io/manifestworks": 25600}
+	if len(got) != len(want) {
+		t.Fatalf("samples = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("samples[%s] = %v, want %v", k, got[k], v)
 		}
 	}
 }
