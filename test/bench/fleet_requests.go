@@ -62,22 +62,22 @@ type watchCacheHistory struct {
 func (c watchCacheHistory) kept() float64 { return min(c.capacity, c.events) }
 
 // hubWatchCaches reads, from the hub's /metrics, the watch caches that
-// keep at least min events, most first. The API server grows a
+// keep least events or more, most first. The API server grows a
 // cache's history while events arrive faster than it keeps them for, and
 // shrinks it only when a later event arrives (kubernetes/kubernetes#139250):
 // after a burst and then silence, a steady state still holds the burst.
-func hubWatchCaches(ctx context.Context, cfg *rest.Config, min float64) ([]watchCacheHistory, error) {
+func hubWatchCaches(ctx context.Context, cfg *rest.Config, least float64) ([]watchCacheHistory, error) {
 	body, err := hubMetrics(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	events := map[string]float64{}
 	for l, v := range samples(body, "apiserver_watch_cache_events_received_total") {
-		events[l["resource"]] += v
+		events[l["group"]+"/"+l["resource"]] += v
 	}
 	var out []watchCacheHistory
 	for l, v := range samples(body, "watch_cache_capacity") {
-		if c := (watchCacheHistory{resource: l["resource"], capacity: v, events: events[l["resource"]]}); c.kept() >= min {
+		if c := (watchCacheHistory{resource: l["resource"], capacity: v, events: events[l["group"]+"/"+l["resource"]]}); c.kept() >= least {
 			out = append(out, c)
 		}
 	}
