@@ -80,7 +80,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Expect(statusOf(url)).To(Equal(http.StatusForbidden))
 
 		By("accepting cluster3 from the console: it joins and turns Available")
-		Expect(chromedp.Do(browser, chromedp.Click(chromedp.CSS(`tr[data-cluster="cluster3"] form[action="/actions/accept"] button`)))).To(Succeed())
+		click(browser, `tr[data-cluster="cluster3"] form[action="/actions/accept"] button`)
 		Eventually(func() string { return textOf(browser, `#flash`) }).Should(ContainSubstring("Accepted cluster cluster3"))
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster3"] .health`) }, 2*time.Minute).Should(ContainSubstring("Available"))
 
@@ -104,7 +104,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(same).To(BeTrue(), "the page was reloaded")
 		screenshot(browser, "governance")
-		Expect(chromedp.Do(browser, chromedp.Click(chromedp.CSS(cell+" a")))).To(Succeed())
+		click(browser, cell+" a")
 		Eventually(func() string { return textOf(browser, `main`) }).Should(ContainSubstring("namespaces [prod] not found"))
 		screenshot(browser, "governance-cell")
 
@@ -147,7 +147,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		By("and the hub refuses them an accept, which the console shows")
 		Expect(chromedp.Do(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
 		Eventually(func() string { return textOf(other, `form[action="/actions/deny"] button`) }).Should(Equal("Deny"))
-		Expect(chromedp.Do(other, chromedp.Click(chromedp.CSS(`form[action="/actions/deny"] button`)))).To(Succeed())
+		click(other, `form[action="/actions/deny"] button`)
 		Eventually(func() string { return textOf(other, `#flash`) }).Should(And(ContainSubstring("Refused"), ContainSubstring("forbidden")))
 		mc := &clusterv1.ManagedCluster{}
 		Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster1"}, mc)).To(Succeed())
@@ -190,6 +190,20 @@ func textOf(browser context.Context, sel string) string {
 		return ""
 	}
 	return s
+}
+
+// click clicks the element sel finds, again if the console swapped the
+// content of <main> between finding it and clicking it: every change on
+// the hub re-renders it, and a node found just before is then gone
+// ("Could not find node with given id"). chromedp reads the node's
+// position before it sends the click, so a failed attempt clicked nothing.
+func click(browser context.Context, sel string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		ctx, cancel := context.WithTimeout(browser, 10*time.Second)
+		defer cancel()
+		return chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+	}).Should(Succeed())
 }
 
 // screenshot writes the page as <name>.png into artifactDir.
