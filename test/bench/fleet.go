@@ -364,12 +364,12 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	row("(b) hub CPU per cluster", fmt.Sprintf("%.2f ms/s", use*1000/float64(n)), "")
 	row("(b) hub RSS, steady state", mib(rss), "< 4 GiB for 5,000")
 	row("(b) hub RSS per cluster (minus the empty hub)", fmt.Sprintf("%.0f KiB", float64(rss-f.rssEmpty)/float64(n)/1024), "")
-	if caches, err := hubWatchCaches(ctx, f.cfg, float64(n)); err != nil {
+	caches, err := hubWatchCaches(ctx, f.cfg, float64(n))
+	if err != nil {
 		return err
-	} else {
-		for _, c := range caches {
-			row("(b) hub watch cache history, "+c.resource, fmt.Sprintf("%.0f events kept (%.0f received)", c.kept(), c.events), "")
-		}
+	}
+	for _, c := range caches {
+		row("(b) hub watch cache history, "+c.resource, fmt.Sprintf("%.0f events kept (%.0f received)", c.kept(), c.events), "")
 	}
 	if m, err := f.hub.heapAfterGC(ctx); err != nil {
 		return err

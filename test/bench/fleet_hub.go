@@ -158,20 +158,6 @@ func (h *hubUnderTest) rss() (int64, error) {
 	return sum, nil
 }
 
-// memStat is the runtime.MemStats field name, in bytes, of a heap profile
-// in its text form ("# HeapAlloc = 123"; for Stack, in use / from the OS).
-func memStat(profile, name string) (int64, error) {
-	_, after, ok := strings.Cut(profile, "\n# "+name+" = ")
-	if !ok {
-		return 0, fmt.Errorf("no %s", name)
-	}
-	n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return n, nil
-}
-
 // cpu is the CPU time the hub's processes used together, and that of the
 // controllers' process alone (0 unless split).
 func (h *hubUnderTest) cpu() (all, controllers time.Duration, err error) {
@@ -328,16 +314,30 @@ func (h *hubUnderTest) heapAfterGC(ctx context.Context) (heapMemory, error) {
 		if err != nil {
 			return heapMemory{}, err
 		}
-		var v [5]int64
-		for i, name := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased", "Stack"} {
-			if v[i], err = memStat(string(body), name); err != nil {
+		profile, stat := string(body), map[string]int64{}
+		for _, name := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased", "Stack"} {
+			if stat[name], err = memStat(profile, name); err != nil {
 				return heapMemory{}, fmt.Errorf("the heap profile of %s: %w", data, err)
 			}
 		}
-		sum.live += v[0]
-		sum.inUse += v[1]
-		sum.idleKept += v[2] - v[3]
-		sum.stacks += v[4]
+		sum.live += stat["HeapAlloc"]
+		sum.inUse += stat["HeapInuse"]
+		sum.idleKept += stat["HeapIdle"] - stat["HeapReleased"]
+		sum.stacks += stat["Stack"]
 	}
 	return sum, nil
+}
+
+// memStat is the runtime.MemStats field name, in bytes, of a heap profile
+// in its text form ("# HeapAlloc = 123"; for Stack, in use / from the OS).
+func memStat(profile, name string) (int64, error) {
+	_, after, ok := strings.Cut(profile, "\n# "+name+" = ")
+	if !ok {
+		return 0, fmt.Errorf("no %s", name)
+	}
+	n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
 }
