@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -31,6 +32,7 @@ import (
 
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/api/install"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
@@ -403,8 +405,13 @@ func caBundle(cfg *rest.Config) ([]byte, error) {
 
 // ControlPlaneOptions are o as the hub runs its embedded control plane:
 // with registration's authorizer for the clusters' agents in front of
-// RBAC and its check of their CSRs' subjects, unless o names others.
+// RBAC and its check of their CSRs' subjects, and UncachedResources
+// without a watch cache, unless o names others (an empty Uncached, not
+// nil, keeps every resource in the watch cache).
 func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
+	if o.Uncached == nil {
+		o.Uncached = UncachedResources
+	}
 	if o.Authorizer == nil {
 		o.Authorizer = registration.NewAuthorizer
 	}
@@ -419,6 +426,17 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 	}
 	return o
 }
+
+// UncachedResources are the custom resources the embedded API server
+// serves from etcd without a watch cache: ManifestWorks, of which a fleet
+// holds ten or more per cluster, each watched by its cluster's agent only,
+// in its own namespace. The watch cache would hold every one as
+// unstructured maps (managed fields included) and a history of their
+// recent versions, about twice what etcd keeps (docs/benchmarks.md,
+// thirteenth round); without it each change of a work is decoded once per
+// watch that selects it, more CPU while works churn, and each namespace's
+// list is read from etcd.
+var UncachedResources = []schema.GroupResource{{Group: workv1.GroupName, Resource: "manifestworks"}}
 
 // installCRDs installs the hub's CRDs and waits until they are served.
 func installCRDs(ctx context.Context, cfg *rest.Config) error {

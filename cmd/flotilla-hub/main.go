@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -35,6 +36,7 @@ func main() {
 func newCommand() *cobra.Command {
 	opts := hub.Options{}
 	var etcdServers []string
+	var cacheWorks bool
 	var etcdTLS controlplane.EtcdClientTLS
 	member := controlplane.EtcdMember{}
 	cmd := &cobra.Command{
@@ -100,6 +102,9 @@ written while the controllers change hands. See docs/ha.md.`,
 			}
 			opts.ControlPlane.EtcdServers = etcdServers
 			opts.ControlPlane.EtcdClientTLS = etcdTLS
+			if cacheWorks {
+				opts.ControlPlane.Uncached = []schema.GroupResource{}
+			}
 			if len(etcdServers) > 0 {
 				// Several hub processes on one external etcd cluster: the
 				// same hazards as members of one (below), and one webhook
@@ -163,6 +168,7 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&opts.Webhook.AdvertiseURL, "webhook-advertise-url", "", "https://host:port at which the API server reaches the webhook server (default: https://<webhook-bind-address>:<webhook-port>)")
 	f.StringVar(&opts.Webhook.Service, "webhook-service", "", "namespace/name of a Service (port 443) in front of the webhook server, through which the API server calls it instead of --webhook-advertise-url (as the flotilla-hub chart installs it)")
 	f.BoolVar(&opts.Webhook.SelfSigned, "webhook-self-signed", false, "issue a self-signed serving certificate into --webhook-cert-dir at start when it holds none, and register it (for a single hub replica)")
+	f.BoolVar(&cacheWorks, "watch-cache-manifestworks", false, "keep every ManifestWork in the embedded API server's watch cache, as kube-apiserver does with custom resources: more memory per work, less CPU per change of a work (docs/install.md)")
 	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
 	rotation := bootstraptoken.DefaultRotation
 	opts.BootstrapTokens = &rotation
@@ -210,7 +216,7 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if (opts.Webhook.CertDir == "") != (opts.Webhook.AdvertiseURL == "" && opts.Webhook.Service == "") {
 		return fmt.Errorf("--webhook-cert-dir and --webhook-advertise-url (or --webhook-service) go together with --kubeconfig: the API server of that cluster must reach this process and trust its certificate; give both, or neither to serve no ManifestWork admission webhook from this process")
 	}
-	for _, name := range []string{"data-dir", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
+	for _, name := range []string{"data-dir", "watch-cache-manifestworks", "bind-address", "secure-port", "advertise-address", "tls-san", "etcd-servers", "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-initial-cluster", "etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s configures the embedded control plane, which --kubeconfig replaces: use one or the other", name)
 		}

@@ -3,15 +3,17 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/union"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -49,11 +51,12 @@ func apiServerArgs(p *pki, etcdServers []string, etcdTLS EtcdClientTLS, bind str
 }
 
 // runAPIServer configures a kube-apiserver from flags and runs it until ctx
-// ends, with the authorizer that first makes (if any) in front of its own
-// and extra (if any) after its own admission plugins.
+// ends, with the authorizer opts.Authorizer makes (if any) in front of its
+// own, opts.Admission (if any) after its own admission plugins, and the
+// custom resources opts.Uncached without a watch cache.
 // Errors while configuring are returned; errors while running arrive on
 // the returned channel, which is closed when the server has stopped.
-func runAPIServer(ctx context.Context, args []string, first func(informers.SharedInformerFactory) authorizer.Authorizer, exts []Extension, extra admission.ValidationInterface) (<-chan error, error) {
+func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan error, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -79,8 +82,8 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver config: %w", err)
 	}
-	if first != nil {
-		a := first(config.KubeAPIs.ControlPlane.VersionedInformers)
+	if opts.Authorizer != nil {
+		a := opts.Authorizer(config.KubeAPIs.ControlPlane.VersionedInformers)
 		for _, info := range []*genericapiserver.AuthorizationInfo{
 			&config.KubeAPIs.ControlPlane.Generic.Authorization,
 			&config.ApiExtensions.GenericConfig.Authorization,
@@ -89,6 +92,11 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 			info.Authorizer = union.New(a, info.Authorizer)
 		}
 	}
+	if len(opts.Uncached) > 0 {
+		extra := &config.ApiExtensions.ExtraConfig
+		extra.CRDRESTOptionsGetter = uncachedGetter{extra.CRDRESTOptionsGetter, opts.Uncached}
+	}
+	exts, extra := opts.Extensions, opts.Admission
 	applyExtensions(exts, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
 	if extra != nil {
 		generic := config.KubeAPIs.ControlPlane.Generic
@@ -106,6 +114,22 @@ func runAPIServer(ctx context.Context, args []string, first func(informers.Share
 		}
 	}()
 	return done, nil
+}
+
+// uncachedGetter gives the custom resources in uncached storage without
+// a watch cache (kube-apiserver's --watch-cache-sizes is not meant for
+// custom resources).
+type uncachedGetter struct {
+	generic.RESTOptionsGetter
+	uncached []schema.GroupResource
+}
+
+func (g uncachedGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err == nil && slices.Contains(g.uncached, resource) {
+		opts.Decorator = generic.UndecoratedStorage
+	}
+	return opts, err
 }
 
 // runServer is the rest of app.Run: it builds the server chain from

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
@@ -67,6 +68,12 @@ type Options struct {
 	// every 30 s). An error is logged, not fatal: the controllers find
 	// the same later.
 	BeforeControllers func(context.Context, *rest.Config) error
+	// Uncached are custom resources the API server reads from etcd for
+	// every list and watch instead of keeping them all in its watch cache
+	// (as Kubernetes does for Events): for resources of which there are
+	// many per namespace, each watched in its own namespace, memory is
+	// traded for CPU on each change (see hub.UncachedResources).
+	Uncached []schema.GroupResource
 }
 
 // startTimeout bounds the wait for the API server and controllers to be ready.
@@ -185,7 +192,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		logger.V(1).Info("etcd ready", "dataDir", filepath.Join(opts.DataDir, "etcd"), "duration", time.Since(started))
 	}
 
-	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.EtcdClientTLS, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts.Authorizer, opts.Extensions, opts.Admission)
+	apiDone, err := runAPIServer(runCtx, apiServerArgs(p, etcdServers, opts.EtcdClientTLS, opts.BindAddress, opts.SecurePort, opts.AdvertiseAddress), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 var (
 	fleetLeaderElect = flag.Bool("hub-leader-elect", true, "fleet: run the hub under test with leader election (--leader-elect), as flotilla-hub does by default")
 	fleetMemoryLimit = flag.String("hub-memory-limit", "", "fleet: the hub under test's --memory-limit (e.g. 5Gi; default none)")
+	fleetCacheWorks  = flag.Bool("hub-watch-cache-manifestworks", false, "fleet: run the hub under test with --watch-cache-manifestworks (every ManifestWork in the API server's watch cache)")
 )
 
 var fleetHubMode = flag.String("fleet-hub", "release", "fleet: the hub under test: release (bin/flotilla-hub), "+
@@ -74,11 +75,15 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 
 func leaderElect() string { return fmt.Sprintf("--leader-elect=%t", *fleetLeaderElect) }
 
-// hubArgs are the flags -hub-leader-elect and -hub-memory-limit give the hub.
+// hubArgs are the flags -hub-leader-elect, -hub-memory-limit and
+// -hub-watch-cache-manifestworks give the hub.
 func hubArgs() []string {
 	args := []string{leaderElect()}
 	if *fleetMemoryLimit != "" {
 		args = append(args, "--memory-limit", *fleetMemoryLimit)
+	}
+	if *fleetCacheWorks {
+		args = append(args, "--watch-cache-manifestworks")
 	}
 	return args
 }

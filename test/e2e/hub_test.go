@@ -65,6 +65,9 @@ var _ = Describe("flotilla-hub", func() {
 		Entry("contradictory flags", func() []string {
 			return []string{"--kubeconfig", "/dev/null", "--etcd-servers", "http://127.0.0.1:2379"}
 		}, "--etcd-servers configures the embedded control plane"),
+		Entry("the embedded API server's watch cache for a hub on an existing cluster", func() []string {
+			return []string{"--kubeconfig", "/dev/null", "--watch-cache-manifestworks"}
+		}, "--watch-cache-manifestworks configures the embedded control plane"),
 		Entry("etcd TLS files for plain http etcd servers", func() []string {
 			return []string{"--data-dir", GinkgoT().TempDir(), "--etcd-servers", "http://127.0.0.1:2379", "--etcd-cafile", "/dev/null"}
 		}, "are for https:// etcd servers"),

@@ -23,8 +23,10 @@ import (
 	_ "net/http/pprof" // the point of this binary
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,6 +55,13 @@ func main() {
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "controllers mode: the control plane's admin kubeconfig")
 	fs.StringVar(&webhookConfig, "webhook-config", "", "controllers mode: the webhook.json a controlplane process wrote")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", true, "as flotilla-hub")
+	fs.BoolFunc("watch-cache-manifestworks", "as flotilla-hub", func(s string) error {
+		cache, err := strconv.ParseBool(s)
+		if cache {
+			opts.ControlPlane.Uncached = []schema.GroupResource{}
+		}
+		return err
+	})
 	fs.Func("memory-limit", "as flotilla-hub", func(s string) error {
 		q, err := resource.ParseQuantity(s)
 		opts.MemoryLimit = q.Value()
