@@ -93,32 +93,31 @@ func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan erro
 		}
 	}
 	if len(opts.Uncached) > 0 {
-		extra := &config.ApiExtensions.ExtraConfig
-		extra.CRDRESTOptionsGetter = uncachedGetter{extra.CRDRESTOptionsGetter, opts.Uncached}
+		crds := &config.ApiExtensions.ExtraConfig
+		crds.CRDRESTOptionsGetter = uncachedGetter{crds.CRDRESTOptionsGetter, opts.Uncached}
 	}
-	exts, extra := opts.Extensions, opts.Admission
-	applyExtensions(exts, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
-	if extra != nil {
+	applyExtensions(opts.Extensions, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
+	if opts.Admission != nil {
 		generic := config.KubeAPIs.ControlPlane.Generic
 		if generic.AdmissionControl == nil {
-			generic.AdmissionControl = extra
+			generic.AdmissionControl = opts.Admission
 		} else {
-			generic.AdmissionControl = admission.NewChainHandler(generic.AdmissionControl, extra)
+			generic.AdmissionControl = admission.NewChainHandler(generic.AdmissionControl, opts.Admission)
 		}
 	}
 	done := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := runServer(ctx, config, exts); err != nil {
+		if err := runServer(ctx, config, opts.Extensions); err != nil {
 			done <- err
 		}
 	}()
 	return done, nil
 }
 
-// uncachedGetter gives the custom resources in uncached storage without
-// a watch cache (kube-apiserver's --watch-cache-sizes is not meant for
-// custom resources).
+// uncachedGetter gives the custom resources in uncached the storage of
+// etcd alone, without a watch cache in front (kube-apiserver's
+// --watch-cache-sizes is not meant for custom resources).
 type uncachedGetter struct {
 	generic.RESTOptionsGetter
 	uncached []schema.GroupResource
