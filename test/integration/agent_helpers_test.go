@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -222,11 +223,16 @@ func clusterCSRs(ctx context.Context, cluster string) []certificatesv1.Certifica
 // and sets spec.hubAcceptsClient.
 func acceptAgent(ctx SpecContext, cluster string) {
 	GinkgoHelper()
-	Eventually(func() int { return len(clusterCSRs(ctx, cluster)) }).ShouldNot(BeZero())
-	for _, csr := range clusterCSRs(ctx, cluster) {
-		if !strings.HasPrefix(csr.Spec.Username, "system:bootstrap:") || len(csr.Status.Conditions) > 0 {
-			continue
-		}
+	// Wait for a pending one: a cluster that joins again still has the
+	// CSRs approved when it first joined.
+	var pending []certificatesv1.CertificateSigningRequest
+	Eventually(func() []certificatesv1.CertificateSigningRequest {
+		pending = slices.DeleteFunc(clusterCSRs(ctx, cluster), func(csr certificatesv1.CertificateSigningRequest) bool {
+			return !strings.HasPrefix(csr.Spec.Username, "system:bootstrap:") || len(csr.Status.Conditions) > 0
+		})
+		return pending
+	}).ShouldNot(BeEmpty())
+	for _, csr := range pending {
 		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 			Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "AcceptedByHubAdmin", Message: "accepted in a test",
 		})
