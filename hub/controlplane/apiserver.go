@@ -115,9 +115,9 @@ func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan erro
 	return done, nil
 }
 
-// uncachedGetter gives the custom resources in uncached the storage of
-// etcd alone, without a watch cache in front (kube-apiserver's
-// --watch-cache-sizes is not meant for custom resources).
+// uncachedGetter serves the custom resources in uncached from etcd alone,
+// without a watch cache in front (kube-apiserver's --watch-cache-sizes is
+// not meant for custom resources).
 type uncachedGetter struct {
 	generic.RESTOptionsGetter
 	uncached []schema.GroupResource

@@ -23,7 +23,6 @@ import (
 	_ "net/http/pprof" // the point of this binary
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,19 +54,16 @@ func main() {
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "controllers mode: the control plane's admin kubeconfig")
 	fs.StringVar(&webhookConfig, "webhook-config", "", "controllers mode: the webhook.json a controlplane process wrote")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", true, "as flotilla-hub")
-	fs.BoolFunc("watch-cache-manifestworks", "as flotilla-hub", func(s string) error {
-		cache, err := strconv.ParseBool(s)
-		if cache {
-			opts.ControlPlane.Uncached = []schema.GroupResource{}
-		}
-		return err
-	})
+	cacheWorks := fs.Bool("watch-cache-manifestworks", false, "as flotilla-hub")
 	fs.Func("memory-limit", "as flotilla-hub", func(s string) error {
 		q, err := resource.ParseQuantity(s)
 		opts.MemoryLimit = q.Value()
 		return err
 	})
 	_ = fs.Parse(os.Args[1:])
+	if *cacheWorks {
+		opts.ControlPlane.Uncached = []schema.GroupResource{}
+	}
 	// hub.Run sets it too; the halves of split mode do not all call it.
 	memlimit.Set(opts.MemoryLimit)
 	ctrl.SetLogger(klog.NewKlogr())
