@@ -38,4 +38,5 @@ var _ = BeforeSuite(func() {
 	hubCP, err = framework.Start(suiteCtx, framework.Hub)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(hubCP.Stop)
+	hubWatchCaches = readWatchCaches(suiteCtx)
 })
