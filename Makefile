@@ -95,7 +95,7 @@ test: test-unit test-integration ## Unit and integration tests.
 
 test-unit: ## Unit tests (no servers).
 	cd api && go test ./...
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/)
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/integration -e /test/e2e)
 
 test-integration: ## Integration tests: real API servers started in-process.
 	go test $(GO_TEST_FLAGS) -timeout 20m ./test/integration/...

@@ -364,6 +364,18 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	row("(b) hub CPU per cluster", fmt.Sprintf("%.2f ms/s", use*1000/float64(n)), "")
 	row("(b) hub RSS, steady state", mib(rss), "< 4 GiB for 5,000")
 	row("(b) hub RSS per cluster (minus the empty hub)", fmt.Sprintf("%.0f KiB", float64(rss-f.rssEmpty)/float64(n)/1024), "")
+	// The part of the RSS that is pages of mapped files (the binary,
+	// etcd's database) is one the kernel may take back and read again.
+	anon, file, err := f.hub.rssParts()
+	if err != nil {
+		return err
+	}
+	db, err := f.hub.etcdDatabase()
+	if err != nil {
+		return err
+	}
+	row("(b) hub RSS: anonymous / mapped files (binary, etcd's database)", mib(anon)+" / "+mib(file), "")
+	row("(b) hub etcd database file", mib(db), "")
 	caches, err := hubWatchCaches(ctx, f.cfg, float64(n))
 	if err != nil {
 		return err

@@ -163,6 +163,29 @@ func (h *hubUnderTest) rss() (int64, error) {
 	return sum, nil
 }
 
+// rssParts is the resident memory of the hub's processes together, as
+// anonymous memory and mapped files' pages (framework.RSSPartsOf).
+func (h *hubUnderTest) rssParts() (anon, file int64, err error) {
+	for _, pid := range h.pids() {
+		a, f, err := framework.RSSPartsOf(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		anon, file = anon+a, file+f
+	}
+	return anon, file, nil
+}
+
+// etcdDatabase is the size of the hub's etcd database file, which etcd
+// maps: the pages of it that it has read count in the hub's RSS.
+func (h *hubUnderTest) etcdDatabase() (int64, error) {
+	fi, err := os.Stat(filepath.Join(h.DataDir, "etcd", "member", "snap", "db"))
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // cpu is the CPU time the hub's processes used together, and that of the
 // controllers' process alone (0 unless split).
 func (h *hubUnderTest) cpu() (all, controllers time.Duration, err error) {

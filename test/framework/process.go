@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -128,21 +129,51 @@ func (p *Process) RSS() (int64, error) {
 
 // RSSOf reads a process's resident set size from /proc.
 func RSSOf(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return parseVmRSS(f)
+	kb, err := statusKB(pid, "VmRSS")
+	return kb["VmRSS"], err
 }
 
-func parseVmRSS(r io.Reader) (int64, error) {
+// RSSPartsOf reads what a process's resident set is made of from /proc:
+// anonymous memory (its heap and stacks) and pages of files it maps (its
+// binary, and for the hub etcd's database), which the kernel can reclaim
+// under pressure and read again.
+func RSSPartsOf(pid int) (anon, file int64, err error) {
+	kb, err := statusKB(pid, "RssAnon", "RssFile")
+	return kb["RssAnon"], kb["RssFile"], err
+}
+
+// statusKB reads the named fields, in bytes, of a process's
+// /proc/<pid>/status, where they are given in kB.
+func statusKB(pid int, names ...string) (map[string]int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseStatusKB(f, names...)
+}
+
+func parseStatusKB(r io.Reader, names ...string) (map[string]int64, error) {
+	got := map[string]int64{}
 	s := bufio.NewScanner(r)
 	for s.Scan() {
+		name, value, ok := strings.Cut(s.Text(), ":")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
 		var kb int64
-		if _, err := fmt.Sscanf(s.Text(), "VmRSS: %d kB", &kb); err == nil {
-			return kb * 1024, nil
+		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%d kB", &kb); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		got[name] = kb * 1024
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, ok := got[name]; !ok {
+			return nil, fmt.Errorf("no %s line", name)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS line")
+	return got, nil
 }
