@@ -202,9 +202,9 @@ func (h *hubUnderTest) cpu() (all, controllers time.Duration, err error) {
 	return all, controllers, nil
 }
 
-// buildPprofHub builds test/bench/pprofhub as <workDir>/pprofhub/flotilla-hub.
+// buildPprofHub builds test/bench/pprofhub as e.pprofHub, unless built.
 func buildPprofHub(ctx context.Context, e *env) (string, error) {
-	bin := filepath.Join(e.workDir, "pprofhub", "flotilla-hub")
+	bin := e.pprofHub
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}

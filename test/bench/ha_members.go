@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flotilla-io/flotilla/test/framework"
@@ -40,10 +41,15 @@ func benchMembers(ctx context.Context, e *env) error {
 	}
 
 	m, took, err := startMembers(ctx, e)
+	// All at once: a member left alone after the others stopped has no
+	// etcd quorum, and its API server's shutdown writes wait until its
+	// 30 s bound (about half a minute of make bench).
 	defer func() {
+		var wg sync.WaitGroup
 		for _, p := range m.procs {
-			p.Stop(30 * time.Second)
+			wg.Go(func() { p.Stop(30 * time.Second) })
 		}
+		wg.Wait()
 	}()
 	if err != nil {
 		return err

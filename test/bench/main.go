@@ -31,6 +31,9 @@ type env struct {
 	binDir string
 	// workDir is a directory removed when the benchmark ends.
 	workDir string
+	// pprofHub is where buildPprofHub builds the pprof hub, once for
+	// every scenario of the run (a link of the hub takes 10–20 s).
+	pprofHub string
 }
 
 var scenarios = []scenario{
@@ -83,7 +86,7 @@ func benchmark(ctx context.Context, binDir, run string) error {
 		}
 		fmt.Printf("\n## %s\n", s.name)
 		began := time.Now()
-		if err := s.run(ctx, &env{binDir: abs, workDir: work}); err != nil {
+		if err := s.run(ctx, &env{binDir: abs, workDir: work, pprofHub: filepath.Join(work, "pprofhub", "flotilla-hub")}); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		fmt.Printf("  (%s took %s)\n", s.name, time.Since(began).Round(100*time.Millisecond))
