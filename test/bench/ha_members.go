@@ -141,9 +141,9 @@ func startMembers(ctx context.Context, e *env) (*members, time.Duration, error) 
 	for _, p := range m.procs {
 		if err := waitFor(ctx, 3*time.Minute, func() bool {
 			out := p.Output()
-			return strings.Contains(out, "flotilla-hub is ready at") || strings.Contains(out, "Another hub process leads; standing by")
-		}); err != nil {
-			return m, 0, fmt.Errorf("a member does not serve: %w\n%s", err, p.Tail(20))
+			return p.Exited() || strings.Contains(out, "flotilla-hub is ready at") || strings.Contains(out, "Another hub process leads; standing by")
+		}); err != nil || p.Exited() {
+			return m, 0, fmt.Errorf("a member does not serve (exited: %t): %v\n%s", p.Exited(), err, p.Tail(20))
 		}
 	}
 	return m, time.Since(started), nil

@@ -3,7 +3,9 @@ package framework
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,12 +77,48 @@ func (p *Process) WaitForOutput(text string, timeout time.Duration) error {
 	}
 }
 
-// FreePort asks the kernel for a free TCP port on loopback.
+// FreePort finds a free TCP port on loopback for a process to listen on
+// later. It picks one below the kernel's range of ephemeral ports
+// (net.ipv4.ip_local_port_range), which the kernel also gives to the
+// outbound connections of every process here: a port from that range can
+// be taken by a client's connection before the process binds it (a
+// benchmark's hub members dial each other hundreds of times a second).
 func FreePort() (int, error) {
+	if low := ephemeralLow(); low > freePortFloor+1000 {
+		for range 100 {
+			port := freePortFloor + rand.IntN(low-freePortFloor)
+			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePortFloor is the lowest port FreePort picks: above the ports of
+// common services.
+const freePortFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 0 if
+// unknown.
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return 0
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }

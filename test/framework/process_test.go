@@ -1,7 +1,9 @@
 package framework
 
 import (
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,5 +43,25 @@ func TestParseStatusKB(t *testing.T) {
 	}
 	if _, err := parseStatusKB(strings.NewReader("VmRSS:\tlots\n"), "VmRSS"); err == nil {
 		t.Fatal("a field that is no number: got no error")
+	}
+}
+
+// TestFreePort: a port a process can bind, outside the range the kernel
+// gives outbound connections.
+func TestFreePort(t *testing.T) {
+	low := ephemeralLow()
+	for range 20 {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if low > freePortFloor+1000 && (port < freePortFloor || port >= low) {
+			t.Fatalf("port %d: want one in [%d, %d)", port, freePortFloor, low)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			t.Fatalf("port %d: %v", port, err)
+		}
+		l.Close()
 	}
 }
