@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flotilla-io/flotilla/test/framework"
@@ -41,15 +40,14 @@ func benchMembers(ctx context.Context, e *env) error {
 	}
 
 	m, took, err := startMembers(ctx, e)
-	// All at once: a member left alone after the others stopped has no
-	// etcd quorum, and its API server's shutdown writes wait until its
-	// 30 s bound (about half a minute of make bench).
+	// Killed, not stopped: the benchmark is done with them, and a member
+	// whose peers stopped before it has no etcd quorum, so its API
+	// server's shutdown writes wait out its 30 s drain bound (about half
+	// a minute of make bench, also when all three are stopped at once).
 	defer func() {
-		var wg sync.WaitGroup
 		for _, p := range m.procs {
-			wg.Go(func() { p.Stop(30 * time.Second) })
+			p.Kill()
 		}
-		wg.Wait()
 	}()
 	if err != nil {
 		return err
