@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -87,23 +84,8 @@ func benchConsole(ctx context.Context, e *env) error {
 		return err
 	}
 	row(fmt.Sprintf("console RSS with %d clusters, after the views", n), mib(rss), "< 150 MiB")
-	if peak, err := peakRSS(p.Pid()); err == nil {
+	if peak, err := framework.PeakRSSOf(p.Pid()); err == nil {
 		row("console peak RSS", mib(peak), "")
 	}
 	return nil
-}
-
-// peakRSS reads a process's peak resident set size (VmHWM) from /proc.
-func peakRSS(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
-			kib, err := strconv.ParseInt(f[1], 10, 64)
-			return kib << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }

@@ -133,6 +133,12 @@ func RSSOf(pid int) (int64, error) {
 	return kb["VmRSS"], err
 }
 
+// PeakRSSOf reads a process's peak resident set size (VmHWM) from /proc.
+func PeakRSSOf(pid int) (int64, error) {
+	kb, err := statusKB(pid, "VmHWM")
+	return kb["VmHWM"], err
+}
+
 // RSSPartsOf reads what a process's resident set is made of from /proc:
 // anonymous memory (its heap and stacks) and pages of files it maps (its
 // binary, and for the hub etcd's database), which the kernel can reclaim
