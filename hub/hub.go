@@ -133,6 +133,11 @@ func Run(ctx context.Context, opts Options) error {
 			logger.Info("Not serving the ManifestWork admission webhook: give --webhook-cert-dir and --webhook-advertise-url to serve it from this process")
 		}
 	} else {
+		// A webhook port that is taken fails the start at once, not after
+		// the control plane has started and been stopped again.
+		if err := opts.Webhook.checkGivenPort(); err != nil {
+			return err
+		}
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
 		opts.Proxy = NewClusterProxy(ctx)
 		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(opts.ControlPlane)))

@@ -181,6 +181,18 @@ func (w *WebhookOptions) address() string {
 	return net.JoinHostPort(w.BindAddress, strconv.Itoa(w.Port))
 }
 
+// checkGivenPort is checkListen for a port given on the command line (0
+// is picked later), on a copy of w: its defaults are filled in later.
+func (w WebhookOptions) checkGivenPort() error {
+	if w.Port == 0 {
+		return nil
+	}
+	if err := w.defaultAddress(); err != nil {
+		return err
+	}
+	return w.checkListen()
+}
+
 // checkListen fails with a message that names the flag when the port is taken.
 func (w *WebhookOptions) checkListen() error {
 	l, err := w.listen(context.Background())

@@ -1,11 +1,15 @@
 package hub
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flotilla-io/flotilla/hub/controlplane"
 )
 
 func TestWebhookOptionsComplete(t *testing.T) {
@@ -68,5 +72,25 @@ func TestWebhookOptionsFreePort(t *testing.T) {
 	}
 	if w.Port == 0 || !strings.HasSuffix(w.AdvertiseURL, ":"+strconv.Itoa(w.Port)) {
 		t.Errorf("port %d, URL %q: want a free port in the URL", w.Port, w.AdvertiseURL)
+	}
+}
+
+func TestRunRefusesATakenWebhookPortBeforeStarting(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := filepath.Join(t.TempDir(), "hub")
+	opts := Options{
+		ControlPlane: controlplane.Options{DataDir: dir},
+		Webhook:      WebhookOptions{Port: taken.Addr().(*net.TCPAddr).Port},
+	}
+	err = Run(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "choose another --webhook-port") {
+		t.Fatalf("got %v, want a message naming --webhook-port", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data directory %s exists (%v): the control plane started before the port was checked", dir, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -162,5 +163,36 @@ func TestCorruptEtcdDataIsReported(t *testing.T) {
 	_, _, err := startEtcd(context.Background(), "test", dir)
 	if err == nil || !strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "backup") {
 		t.Fatalf("got %v, want a message saying the data is corrupt and what to do", err)
+	}
+}
+
+func TestEtcdPicksOtherPortsWhenOneIsTaken(t *testing.T) {
+	// The first port handed out is held by another listener, as when an
+	// outbound connection is given it between freePort and etcd's bind.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	pick, handed := freePort, 0
+	freePort = func() (int, error) {
+		if handed++; handed == 1 {
+			return takenPort, nil
+		}
+		return pick()
+	}
+	defer func() { freePort = pick }()
+
+	e, clientURL, err := startEtcd(context.Background(), "test", filepath.Join(t.TempDir(), "etcd"))
+	if err != nil {
+		t.Fatalf("etcd did not start on other ports: %v", err)
+	}
+	defer e.Close()
+	if handed < 4 {
+		t.Fatalf("freePort called %d times, want the two ports picked again after the taken one", handed)
+	}
+	if strings.Contains(clientURL, ":"+strconv.Itoa(takenPort)) {
+		t.Fatalf("etcd's client URL %s is on the taken port", clientURL)
 	}
 }
