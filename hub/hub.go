@@ -174,6 +174,10 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 	failure := func(err error) error {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Asked to stop while preparing or standing by: a clean stop.
+			return nil
+		}
 		if ctx.Err() == nil && runCtx.Err() != nil {
 			return context.Cause(runCtx)
 		}
@@ -252,6 +256,9 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	case err := <-done:
 		return nil, fmt.Errorf("hub manager: %w", err)
 	case <-ctx.Done():
+		// Stopped while standing by: the manager stops before the API
+		// server it reads.
+		<-done
 		return nil, ctx.Err()
 	}
 	if opts.LeaderElect {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,8 +48,17 @@ func apiServerArgs(p *pki, etcdServers []string, etcdTLS EtcdClientTLS, bind str
 		// endpoints may not be a loopback address, which ours usually is.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+		// On stop, end the clients' watches (agents watch their works and
+		// policies the whole time) rather than wait for them: the agents
+		// reconnect at once, to another member or the restarted hub, and the
+		// stop takes seconds instead of the drain bound (Stop).
+		"--shutdown-watch-termination-grace-period=" + watchTerminationGrace.String(),
 	}...)
 }
+
+// watchTerminationGrace bounds how long the API server takes to end its
+// watches when it stops (at least 200 a second, by its own rate).
+const watchTerminationGrace = 10 * time.Second
 
 // runAPIServer configures a kube-apiserver from flags and runs it until ctx
 // ends, with the authorizer opts.Authorizer makes (if any) in front of its

@@ -299,6 +299,13 @@ func (c *ControlPlane) etcdStoppedError() error {
 	return fmt.Errorf("the embedded etcd (member %s) stopped on its own: see etcd.log in the data directory", s.MemberID())
 }
 
+// drainBound bounds how long Stop waits for the API server to drain.
+const drainBound = 30 * time.Second
+
+// leaderlessDrain is how long Stop waits for the API server to drain once
+// the embedded etcd member has no leader: longer than an election.
+const leaderlessDrain = 3 * time.Second
+
 // Stop shuts the control plane down: controllers and API server first, then
 // etcd, so that nothing writes to etcd while it closes.
 func (c *ControlPlane) Stop() {
@@ -309,11 +316,31 @@ func (c *ControlPlane) Stop() {
 	if !c.watching {
 		stopped = drained(c.apiDone)
 	}
-	select {
-	case <-stopped:
-	case <-time.After(30 * time.Second):
-		// The API server drains in-flight requests; a client holding a watch
-		// open must not keep etcd from closing cleanly.
+	// The API server drains in-flight requests; a client holding a watch
+	// open must not keep etcd from closing cleanly, nor a cluster of etcd
+	// members that has lost its quorum (the peers stopped first): then the
+	// API server's last writes wait for a leader that does not come.
+	bound := time.NewTimer(drainBound)
+	defer bound.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var leaderless time.Duration
+	for waiting := true; waiting; {
+		select {
+		case <-stopped:
+			waiting = false
+		case <-bound.C:
+			waiting = false
+		case <-tick.C:
+			if c.etcd == nil || c.etcd.Server.Leader() != 0 {
+				leaderless = 0
+				continue
+			}
+			if leaderless += time.Second; leaderless >= leaderlessDrain {
+				klog.Background().Info("Not waiting for the API server to drain: its etcd member has had no leader (no quorum of its cluster) for a while", "for", leaderless)
+				waiting = false
+			}
+		}
 	}
 	if c.etcdURLFile != "" {
 		os.Remove(c.etcdURLFile)
