@@ -40,10 +40,9 @@ func benchMembers(ctx context.Context, e *env) error {
 	}
 
 	m, took, err := startMembers(ctx, e)
-	// Killed, not stopped: the benchmark is done with them, and a member
-	// whose peers stopped before it has no etcd quorum, so its API
-	// server's shutdown writes wait out its 30 s drain bound (about half
-	// a minute of make bench, also when all three are stopped at once).
+	// Killed, not stopped: the benchmark is done with them, and stopped
+	// one after another the last, without etcd quorum, still takes about
+	// 10 s to give up on its API server's writes and close etcd.
 	defer func() {
 		for _, p := range m.procs {
 			p.Kill()
