@@ -383,6 +383,21 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	for _, c := range caches {
 		row("(b) hub watch cache history, "+c.resource, fmt.Sprintf("%.0f events kept (%.0f received)", c.kept(), c.events), "")
 	}
+	watches, err := hubOpenWatches(ctx, f.cfg)
+	if err != nil {
+		return err
+	}
+	var open float64
+	for _, w := range watches {
+		open += w.n
+	}
+	row("(b) hub open watches (apiserver_longrunning_requests), per cluster", fmt.Sprintf("%.0f (%.2f)", open, open/float64(n)), "")
+	for _, w := range watches {
+		// The resources a watch per cluster or more is open on.
+		if w.n >= float64(n)/10 {
+			row("      "+w.key, fmt.Sprintf("%.0f", w.n), "")
+		}
+	}
 	if m, err := f.hub.heapAfterGC(ctx); err != nil {
 		return err
 	} else if m.live > 0 {
@@ -392,6 +407,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		// spans its live objects are in (a collector that moves nothing
 		// cannot give those back), free spans not yet returned, stacks.
 		row("(b) hub heap spans in use / free spans kept / goroutine stacks", mib(m.inUse)+" / "+mib(m.idleKept)+" / "+mib(m.stacks), "")
+		row("(b) hub goroutines, per cluster", fmt.Sprintf("%d (%.1f)", m.goroutines, float64(m.goroutines)/float64(n)), "")
 	}
 	if self, err := framework.RSSOf(os.Getpid()); err == nil {
 		row(fmt.Sprintf("(b) simulator RSS, before the agents → steady state (%s agents)", *fleetMode), mib(f.simEmpty)+" → "+mib(self), "")

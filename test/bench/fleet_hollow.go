@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -166,15 +165,16 @@ func (sh *hollowShared) printErrors() {
 const hollowWorkerCount = 32
 
 // hollowAgent is one simulated cluster as the hub sees it. Once joined it
-// is three goroutines, one per watch, that only read their watch, and
-// its connection's (the HTTP/2 read loop, and one per open stream): its
-// lease is renewed from a timer, and its watches' events are handled on
-// the shared workers.
+// is two goroutines, one per watch, that only read their watch, and its
+// connection's (the HTTP/2 read loop, and one per open stream): its lease
+// is renewed and its ManagedCluster read from timers, and its watches'
+// events are handled on the shared workers.
 type hollowAgent struct {
 	sh                  *hollowShared
 	name, id, clusterID string
 	hub                 *hollowClient
 	lease               hollowLease
+	status              hollowStatus
 	leaseSeconds        atomic.Int32
 	// reported maps a ManifestWork to the generation whose status it
 	// wrote; evaluated, a Policy to the generation it evaluated. Each is
@@ -184,7 +184,7 @@ type hollowAgent struct {
 	// cluster, by "resource/namespace/name": all it holds.
 	objects map[string]*unstructured.Unstructured
 	// watching counts the agent's watches still going; the last to end
-	// stops the lease and closes the connection.
+	// stops the timers and closes the connection.
 	watching atomic.Int32
 }
 
@@ -201,16 +201,14 @@ func (a *hollowAgent) run(ctx context.Context) {
 		a.hub.close()
 		return
 	}
-	a.lease.start(ctx)
+	a.lease.start(ctx, a.lease.renew)
+	a.status.start(ctx, a.checkCluster)
 	watches := []struct {
 		what, path string
-		query      url.Values
 		handle     hollowHandler
 	}{
-		{"managedclusters", hubPath(clusterv1.GroupVersion, "", "managedclusters", "", ""),
-			url.Values{"fieldSelector": {"metadata.name=" + a.name}}, a.onCluster},
-		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), nil, a.onWork},
-		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), nil, a.onPolicy},
+		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), a.onWork},
+		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), a.onPolicy},
 	}
 	a.watching.Store(int32(len(watches)))
 	for _, w := range watches {
@@ -218,12 +216,22 @@ func (a *hollowAgent) run(ctx context.Context) {
 			defer func() {
 				if a.watching.Add(-1) == 0 {
 					a.lease.stop()
+					a.status.stop()
 					a.hub.close()
 				}
 			}()
-			a.follow(ctx, w.what, w.path, w.query, w.handle)
+			a.follow(ctx, w.what, w.path, w.handle)
 		})
 	}
+}
+
+// leasePeriod is the ManagedCluster's spec.leaseDurationSeconds as last
+// read, as the agent's.
+func (a *hollowAgent) leasePeriod() time.Duration {
+	if s := a.leaseSeconds.Load(); s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return clusterv1.DefaultLeaseDurationSeconds * time.Second
 }
 
 // retry waits before the attempt after attempt n, up to 10 s; false when

@@ -18,60 +18,65 @@ import (
 // the period, so a few suffice for 10,000 clusters.
 const hollowLeaseWorkers = 8
 
-// hollowLease renews one hollow agent's Lease every lease period with
-// the requests the agent makes. Between renewals it is only a runtime
-// timer, no goroutine: the runtime's timer heap is the schedule of all
-// the agents' renewals.
-type hollowLease struct {
-	a *hollowAgent
-	// slots bounds the renewals under way, shared by all agents.
-	slots chan struct{}
-
+// hollowTimer runs a hollow agent's periodic request (its lease renewal,
+// its status check) now and then again after the pause the run returns,
+// until stop. Between runs it is only a runtime timer, no goroutine: the
+// runtime's timer heap is the schedule of all the agents' requests.
+type hollowTimer struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	stopped bool
+}
+
+// start runs run now and then after each pause it returns.
+func (t *hollowTimer) start(ctx context.Context, run func(context.Context) time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.timer = time.AfterFunc(0, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.stopped || ctx.Err() != nil {
+			return
+		}
+		t.timer.Reset(run(ctx))
+	})
+}
+
+// stop ends the runs and waits for one under way.
+func (t *hollowTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+}
+
+// hollowLease renews one hollow agent's Lease every lease period with
+// the requests the agent makes.
+type hollowLease struct {
+	hollowTimer
+	a *hollowAgent
+	// slots bounds the renewals under way, shared by all agents.
+	slots chan struct{}
 	// last is the Lease last written, without its managed fields: the
 	// next renewal updates it.
 	last     *coordinationv1.Lease
 	failures int
 }
 
-// start renews the lease now and then every period until stop.
-func (l *hollowLease) start(ctx context.Context) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.timer = time.AfterFunc(0, func() { l.renew(ctx) })
-}
-
-// stop ends the renewals and waits for one under way.
-func (l *hollowLease) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stopped = true
-	if l.timer != nil {
-		l.timer.Stop()
-	}
-}
-
-func (l *hollowLease) renew(ctx context.Context) {
+// renew renews the lease and returns when to renew it again.
+func (l *hollowLease) renew(ctx context.Context) time.Duration {
 	l.slots <- struct{}{}
 	defer func() { <-l.slots }()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stopped || ctx.Err() != nil {
-		return
-	}
-	period := time.Duration(l.a.leaseSeconds.Load()) * time.Second
-	if period <= 0 {
-		period = clusterv1.DefaultLeaseDurationSeconds * time.Second
-	}
+	period := l.a.leasePeriod()
 	next := period
 	lease, err := l.renewOnce(ctx, period)
 	if err != nil {
 		// The next renewal reads the lease first.
 		lease = nil
 		if ctx.Err() != nil {
-			return
+			return period
 		}
 		// As the agent: back off, up to the period, while the hub
 		// refuses (its RBAC for the cluster may not exist yet).
@@ -85,7 +90,7 @@ func (l *hollowLease) renew(ctx context.Context) {
 		lease.ManagedFields = nil
 	}
 	l.last = lease
-	l.timer.Reset(next)
+	return next
 }
 
 // renewOnce updates the lease last written; reads it only when that

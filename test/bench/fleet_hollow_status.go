@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,21 +29,10 @@ import (
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
 
-// What the hollow agent writes on the events of its three watches: each
-// handler decodes the whole object only when the agent acts on it, and
-// patches as the agent does, with client.MergeFrom's patches.
-
-func (a *hollowAgent) onCluster(ctx context.Context, ev watch.EventType, _ *hollowMeta, raw json.RawMessage) {
-	if ev == watch.Deleted {
-		return
-	}
-	mc := &clusterv1.ManagedCluster{}
-	if err := json.Unmarshal(raw, mc); err != nil {
-		a.sh.failed("decode managedclusters", err)
-		return
-	}
-	a.clusterStatus(ctx, mc)
-}
+// What the hollow agent writes: its ManagedCluster's status, read every
+// lease period, and on the events of its two watches, where each handler
+// decodes the whole object only when the agent acts on it; it patches as
+// the agent does, with client.MergeFrom's patches.
 
 func (a *hollowAgent) onWork(ctx context.Context, ev watch.EventType, m *hollowMeta, raw json.RawMessage) {
 	if ev == watch.Deleted {
@@ -87,9 +77,53 @@ func (a *hollowAgent) patch(ctx context.Context, path string, before, obj client
 	return a.hub.mergePatch(ctx, path, data, into)
 }
 
-// clusterStatus writes the ManagedCluster's status as the agent's status
-// controller does for a healthy cluster, when it differs.
-func (a *hollowAgent) clusterStatus(ctx context.Context, mc *clusterv1.ManagedCluster) {
+// hollowStatus is the schedule of a hollow agent's status checks, and
+// what the last check found, touched by the check only.
+type hollowStatus struct {
+	hollowTimer
+	// conflicted says the last status patch met a newer ManagedCluster:
+	// the next read goes past the watch cache.
+	conflicted bool
+	failures   int
+}
+
+// checkCluster is the agent's ManagedCluster status controller, which
+// watches nothing on the hub: it reads the cluster (from the API server's
+// watch cache, from etcd after a conflict), records the agent's id on it,
+// and writes the status of a healthy cluster when it differs. It returns
+// when to check again: a lease period later, 100 ms after a conflict,
+// sooner after a failure.
+func (a *hollowAgent) checkCluster(ctx context.Context) time.Duration {
+	var err error
+	a.sh.workers.run(func() { err = a.clusterStatus(ctx) })
+	st := &a.status
+	st.conflicted = apierrors.IsConflict(err)
+	switch {
+	case err == nil:
+		st.failures = 0
+		return a.leasePeriod()
+	case st.conflicted:
+		return 100 * time.Millisecond
+	}
+	if ctx.Err() == nil {
+		a.sh.failed("managedclusters", err)
+	}
+	st.failures++
+	return min(a.leasePeriod(), 100*time.Millisecond<<min(st.failures, 10))
+}
+
+// clusterStatus reads the ManagedCluster and writes its status as the
+// agent's status controller does for a healthy cluster, when it differs.
+func (a *hollowAgent) clusterStatus(ctx context.Context) error {
+	path := hubPath(clusterv1.GroupVersion, "", "managedclusters", a.name, "")
+	query := url.Values{"resourceVersion": {"0"}}
+	if a.status.conflicted {
+		query = nil
+	}
+	mc := &clusterv1.ManagedCluster{}
+	if err := a.hub.get(ctx, path, query, mc); err != nil {
+		return err
+	}
 	a.leaseSeconds.Store(mc.Spec.LeaseDurationSeconds)
 	if mc.Annotations[registration.AgentIDAnnotation] != a.id {
 		before := mc.DeepCopy()
@@ -98,22 +132,18 @@ func (a *hollowAgent) clusterStatus(ctx context.Context, mc *clusterv1.ManagedCl
 		}
 		mc.Annotations[registration.AgentIDAnnotation] = a.id
 		patched := &clusterv1.ManagedCluster{}
-		if err := a.patch(ctx, hubPath(clusterv1.GroupVersion, "", "managedclusters", mc.Name, ""), before, mc, patched); err != nil {
-			a.sh.failed("patch managedclusters", err)
-			return
+		if err := a.patch(ctx, path, before, mc, patched); err != nil {
+			return err
 		}
 		mc = patched
 	}
 	desired := mc.DeepCopy()
 	registration.SetHealthyStatus(desired, a.clusterID, a.sh.version, nil)
 	if equality.Semantic.DeepEqual(mc.Status, desired.Status) {
-		return
+		return nil
 	}
-	// A conflict is followed by the watch's newer ManagedCluster.
-	if err := a.patch(ctx, hubPath(clusterv1.GroupVersion, "", "managedclusters", mc.Name, "status"), mc, desired, nil,
-		client.MergeFromWithOptimisticLock{}); err != nil && !apierrors.IsConflict(err) {
-		a.sh.failed("patch managedclusters/status", err)
-	}
+	return a.patch(ctx, hubPath(clusterv1.GroupVersion, "", "managedclusters", mc.Name, "status"), mc, desired, nil,
+		client.MergeFromWithOptimisticLock{})
 }
 
 // work adds the agent's finalizer to a ManifestWork and writes its

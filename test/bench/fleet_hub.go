@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -321,6 +322,8 @@ func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
 // yet returned to the operating system, and goroutine stacks.
 type heapMemory struct {
 	live, inUse, idleKept, stacks int64
+	// goroutines are the processes' goroutines, whose stacks those are.
+	goroutines int64
 }
 
 // heapAfterGC reads the hub's heapMemory after a garbage collection, from
@@ -352,8 +355,33 @@ func (h *hubUnderTest) heapAfterGC(ctx context.Context) (heapMemory, error) {
 		sum.inUse += stat["HeapInuse"]
 		sum.idleKept += stat["HeapIdle"] - stat["HeapReleased"]
 		sum.stacks += stat["Stack"]
+		n, err := goroutines(ctx, base)
+		if err != nil {
+			return heapMemory{}, fmt.Errorf("the goroutines of %s: %w", data, err)
+		}
+		sum.goroutines += n
 	}
 	return sum, nil
+}
+
+// goroutines reads how many goroutines a pprof process has, from the
+// first line of its goroutine profile in text form ("goroutine profile:
+// total 123").
+func goroutines(ctx context.Context, base string) (int64, error) {
+	r, err := get(ctx, base+"goroutine?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	first, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	_, total, ok := strings.Cut(first, "total ")
+	if !ok {
+		return 0, fmt.Errorf("no total in %q", first)
+	}
+	return strconv.ParseInt(strings.TrimSpace(total), 10, 64)
 }
 
 // memStat is the runtime.MemStats field name, in bytes, of a heap profile

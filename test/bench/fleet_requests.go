@@ -129,14 +129,24 @@ func samples(body, name string) iter.Seq2[map[string]string, float64] {
 	}
 }
 
+// count is a figure by what it counts: requests of a verb and resource,
+// watches of a resource.
+type count struct {
+	key string
+	n   float64
+}
+
+// sortCounts sorts counts most first, then by key.
+func sortCounts(counts []count) {
+	slices.SortFunc(counts, func(a, b count) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.key, b.key))
+	})
+}
+
 // printRequests prints the requests served between two readings, by verb
 // and resource, most first, those under min left out; with per > 0, each
 // also divided by per (the clusters a fan-out reached).
 func printRequests(what string, before, after map[string]float64, min float64, per int) {
-	type count struct {
-		key string
-		n   float64
-	}
 	var counts []count
 	var total float64
 	for k, v := range after {
@@ -147,15 +157,7 @@ func printRequests(what string, before, after map[string]float64, min float64, p
 			}
 		}
 	}
-	slices.SortFunc(counts, func(a, b count) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	sortCounts(counts)
 	figure := func(n float64) string {
 		if per <= 0 {
 			return fmt.Sprintf("%.0f", n)
@@ -166,4 +168,28 @@ func printRequests(what string, before, after map[string]float64, min float64, p
 	for _, c := range counts {
 		row("      "+c.key, figure(c.n), "")
 	}
+}
+
+// hubOpenWatches reads, from the hub's /metrics, the watches open on it
+// by resource (apiserver_longrunning_requests), most first: each holds an
+// HTTP/2 stream, its handler and, for a resource read from etcd rather
+// than the watch cache, etcd's watch too, each with goroutines and their
+// stacks.
+func hubOpenWatches(ctx context.Context, cfg *rest.Config) ([]count, error) {
+	body, err := hubMetrics(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	open := map[string]float64{}
+	for l, v := range samples(body, "apiserver_longrunning_requests") {
+		if l["verb"] == "WATCH" && l["resource"] != "" {
+			open[l["resource"]] += v
+		}
+	}
+	var watches []count
+	for k, v := range open {
+		watches = append(watches, count{k, v})
+	}
+	sortCounts(watches)
+	return watches, nil
 }
