@@ -107,8 +107,11 @@ type ControlPlane struct {
 	// etcdURLFile, when set, tells `flotilla-hub snapshot save` where the
 	// embedded etcd listens; it is removed on Stop.
 	etcdURLFile string
-	failed      chan error
-	stopped     chan struct{}
+	// released closes once releaseCatchUp has stopped with the embedded
+	// etcd's; nil without one.
+	released chan struct{}
+	failed   chan error
+	stopped  chan struct{}
 	// apiDone closes when the API server has stopped; watching says whether
 	// watch runs (from the end of Start), which closes stopped.
 	apiDone  <-chan error
@@ -181,6 +184,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			return nil, err
 		}
 		cp.etcd = e
+		cp.released = make(chan struct{})
+		go func() {
+			defer close(cp.released)
+			releaseCatchUp(runCtx, e.Server.KV(), releaseCatchUpEvery)
+		}()
 		if err := promoteLearner(ctx, e); err != nil {
 			return nil, err
 		}
@@ -344,6 +352,9 @@ func (c *ControlPlane) Stop() {
 	}
 	if c.etcdURLFile != "" {
 		os.Remove(c.etcdURLFile)
+	}
+	if c.released != nil {
+		<-c.released
 	}
 	if c.etcd != nil {
 		c.etcd.Close()
