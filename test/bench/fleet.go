@@ -393,7 +393,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	}
 	row("(b) hub open watches (apiserver_longrunning_requests), per cluster", fmt.Sprintf("%.0f (%.2f)", open, open/float64(n)), "")
 	for _, w := range watches {
-		// The resources a watch per cluster or more is open on.
+		// The resources with an open watch per ten clusters or more.
 		if w.n >= float64(n)/10 {
 			row("      "+w.key, fmt.Sprintf("%.0f", w.n), "")
 		}
