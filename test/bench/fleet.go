@@ -376,17 +376,15 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	}
 	row("(b) hub RSS: anonymous / mapped files (binary, etcd's database)", mib(anon)+" / "+mib(file), "")
 	row("(b) hub etcd database file", mib(db), "")
-	caches, err := hubWatchCaches(ctx, f.cfg, float64(n))
+	metrics, err := hubMetrics(ctx, f.cfg)
 	if err != nil {
 		return err
 	}
+	caches := hubWatchCaches(metrics, float64(n))
 	for _, c := range caches {
 		row("(b) hub watch cache history, "+c.resource, fmt.Sprintf("%.0f events kept (%.0f received)", c.kept(), c.events), "")
 	}
-	watches, err := hubOpenWatches(ctx, f.cfg)
-	if err != nil {
-		return err
-	}
+	watches := hubOpenWatches(metrics)
 	var open float64
 	for _, w := range watches {
 		open += w.n

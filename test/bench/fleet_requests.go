@@ -61,16 +61,12 @@ type watchCacheHistory struct {
 // again since, when it holds fewer).
 func (c watchCacheHistory) kept() float64 { return min(c.capacity, c.events) }
 
-// hubWatchCaches reads, from the hub's /metrics, the watch caches that
+// hubWatchCaches reads, from the hub's /metrics (body), the watch caches that
 // keep least events or more, most first. The API server grows a
 // cache's history while events arrive faster than it keeps them for, and
 // shrinks it only when a later event arrives (kubernetes/kubernetes#139250):
 // after a burst and then silence, a steady state still holds the burst.
-func hubWatchCaches(ctx context.Context, cfg *rest.Config, least float64) ([]watchCacheHistory, error) {
-	body, err := hubMetrics(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+func hubWatchCaches(body string, least float64) []watchCacheHistory {
 	events := map[string]float64{}
 	for l, v := range samples(body, "apiserver_watch_cache_events_received_total") {
 		events[l["group"]+"/"+l["resource"]] += v
@@ -84,7 +80,7 @@ func hubWatchCaches(ctx context.Context, cfg *rest.Config, least float64) ([]wat
 	slices.SortFunc(out, func(a, b watchCacheHistory) int {
 		return cmp.Or(cmp.Compare(b.kept(), a.kept()), strings.Compare(a.resource, b.resource))
 	})
-	return out, nil
+	return out
 }
 
 // hubMetrics reads the hub API server's /metrics.
@@ -170,16 +166,12 @@ func printRequests(what string, before, after map[string]float64, min float64, p
 	}
 }
 
-// hubOpenWatches reads, from the hub's /metrics, the watches open on it
+// hubOpenWatches reads, from the hub's /metrics (body), the watches open on it
 // by resource (apiserver_longrunning_requests), most first: each holds an
 // HTTP/2 stream, its handler and, for a resource read from etcd rather
 // than the watch cache, etcd's watch too, each with goroutines and their
 // stacks.
-func hubOpenWatches(ctx context.Context, cfg *rest.Config) ([]count, error) {
-	body, err := hubMetrics(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+func hubOpenWatches(body string) []count {
 	open := map[string]float64{}
 	for l, v := range samples(body, "apiserver_longrunning_requests") {
 		if l["verb"] == "WATCH" && l["resource"] != "" {
@@ -191,5 +183,5 @@ func hubOpenWatches(ctx context.Context, cfg *rest.Config) ([]count, error) {
 		watches = append(watches, count{k, v})
 	}
 	sortCounts(watches)
-	return watches, nil
+	return watches
 }
