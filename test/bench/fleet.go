@@ -318,7 +318,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	var profiles sync.WaitGroup
 	if *fleetPprof != "" {
 		profiles.Go(func() {
-			if err := f.hub.profile(ctx, *fleetPprof, *fleetSteady); err != nil {
+			if err := f.hub.profile(ctx, *fleetPprof, *fleetSteady, false); err != nil {
 				fmt.Fprintln(os.Stderr, "bench: profile the hub:", err)
 			}
 		})
@@ -396,7 +396,7 @@ func (f *fleet) steadyState(ctx context.Context) error {
 			row("      "+w.key, fmt.Sprintf("%.0f", w.n), "")
 		}
 	}
-	if m, err := f.hub.heapAfterGC(ctx); err != nil {
+	if m, err := f.hub.heapAfterGC(ctx, *fleetPprof); err != nil {
 		return err
 	} else if m.live > 0 {
 		row("(b) hub Go heap live after a GC", mib(m.live), "")
@@ -549,7 +549,7 @@ func (f *fleet) profileDuring(ctx context.Context, what string, d time.Duration)
 	var wg sync.WaitGroup
 	if len(f.hub.pprofDirs) > 0 {
 		wg.Go(func() {
-			if err := f.hub.profile(ctx, filepath.Join(*fleetPprof, what), d); err != nil {
+			if err := f.hub.profile(ctx, filepath.Join(*fleetPprof, what), d, true); err != nil {
 				fmt.Fprintln(os.Stderr, "bench: profile the hub:", err)
 			}
 		})

@@ -216,30 +216,42 @@ func buildPprofHub(ctx context.Context, e *env) (string, error) {
 	return bin, nil
 }
 
-// profileHub takes a CPU profile of d and then a heap profile of each of
-// the hub's processes into dir, and prints the top of each CPU profile.
-func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration) error {
+// profileNames names the hub's processes in the files of their profiles.
+func (h *hubUnderTest) profileNames() []string {
+	names := make([]string, len(h.pprofDirs))
+	for i := range h.pprofDirs {
+		names[i] = []string{"hub", "controllers"}[i]
+		if h.controllers != nil && i == 0 {
+			names[i] = "controlplane"
+		}
+	}
+	return names
+}
+
+// profile takes a CPU profile of d of each of the hub's processes into
+// dir, then with heap a heap profile, of the last collection each ran,
+// and prints the top of each CPU profile. (The steady state's heap
+// profiles are written by heapAfterGC, after a forced collection and
+// after the period whose CPU it reports, which that collection would add
+// to.)
+func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration, heap bool) error {
 	if len(h.pprofDirs) == 0 {
 		return fmt.Errorf("-pprof-dir needs -fleet-hub pprof or split: the release hub serves no pprof")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	names := make([]string, len(h.pprofDirs))
+	names := h.profileNames()
 	var g errgroup.Group
 	// The processes are profiled over the same period, the one whose CPU
 	// time the steady state reports.
 	for i, data := range h.pprofDirs {
-		names[i] = []string{"hub", "controllers"}[i]
-		if h.controllers != nil && i == 0 {
-			names[i] = "controlplane"
-		}
 		g.Go(func() error {
 			base, err := pprofBase(data)
 			if err != nil {
 				return err
 			}
-			if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), filepath.Join(dir, names[i]+"-cpu.pprof")); err != nil {
+			if err := fetch(ctx, base+fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), filepath.Join(dir, names[i]+"-cpu.pprof")); err != nil || !heap {
 				return err
 			}
 			return fetch(ctx, base+"heap", filepath.Join(dir, names[i]+"-heap.pprof"))
@@ -312,7 +324,7 @@ func fetch(ctx context.Context, url, file string) error {
 // where RSS also holds garbage not yet collected. 0 for the release hub,
 // which serves no pprof.
 func (h *hubUnderTest) liveHeap(ctx context.Context) (int64, error) {
-	m, err := h.heapAfterGC(ctx)
+	m, err := h.heapAfterGC(ctx, "")
 	return m.live, err
 }
 
@@ -328,10 +340,18 @@ type heapMemory struct {
 
 // heapAfterGC reads the hub's heapMemory after a garbage collection, from
 // the runtime.MemStats that each pprof process's heap profile ends with;
-// zero without pprof processes.
-func (h *hubUnderTest) heapAfterGC(ctx context.Context) (heapMemory, error) {
+// zero without pprof processes. With dir, it also writes each process's
+// heap profile there, of that collection: what is live, not what was
+// allocated since the last one the process ran by itself.
+func (h *hubUnderTest) heapAfterGC(ctx context.Context, dir string) (heapMemory, error) {
 	var sum heapMemory
-	for _, data := range h.pprofDirs {
+	names := h.profileNames()
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return heapMemory{}, err
+		}
+	}
+	for i, data := range h.pprofDirs {
 		base, err := pprofBase(data)
 		if err != nil {
 			return heapMemory{}, err
@@ -349,6 +369,13 @@ func (h *hubUnderTest) heapAfterGC(ctx context.Context) (heapMemory, error) {
 		for _, name := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased", "Stack"} {
 			if stat[name], err = memStat(profile, name); err != nil {
 				return heapMemory{}, fmt.Errorf("the heap profile of %s: %w", data, err)
+			}
+		}
+		if dir != "" {
+			// A heap profile is of the last collection that ended: the
+			// one just forced, unless the process ran another since.
+			if err := fetch(ctx, base+"heap", filepath.Join(dir, names[i]+"-heap.pprof")); err != nil {
+				return heapMemory{}, err
 			}
 		}
 		sum.live += stat["HeapAlloc"]

@@ -233,7 +233,7 @@ func benchProxy(ctx context.Context, e *env) error {
 				_ = get(viaHub)
 			}
 		}()
-		err := hut.profile(ctx, *fleetPprof, 10*time.Second)
+		err := hut.profile(ctx, *fleetPprof, 10*time.Second, true)
 		stopGets()
 		if err != nil {
 			return err
