@@ -83,6 +83,9 @@ type Options struct {
 	// GOMEMLIMIT alone, or takes 80 % of the cgroup's limit when the hub
 	// runs in one (see internal/memlimit).
 	MemoryLimit int64
+	// GCPercent is the Go collector's percent (GOGC); 0 leaves GOGC alone,
+	// or sets memlimit.DefaultGCPercent when it is not set.
+	GCPercent int
 }
 
 // Info says where a running hub can be reached.
@@ -111,6 +114,8 @@ func Run(ctx context.Context, opts Options) error {
 	if limit, from := memlimit.Set(opts.MemoryLimit); limit > 0 {
 		logger.Info("Soft memory limit set", "bytes", limit, "from", from)
 	}
+	percent, from := memlimit.SetGCPercent(opts.GCPercent)
+	logger.Info("Garbage collector percent set", "percent", percent, "from", from)
 
 	var (
 		cfg    *rest.Config

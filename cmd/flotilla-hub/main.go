@@ -20,6 +20,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -170,6 +171,7 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.BoolVar(&opts.Webhook.SelfSigned, "webhook-self-signed", false, "issue a self-signed serving certificate into --webhook-cert-dir at start when it holds none, and register it (for a single hub replica)")
 	f.BoolVar(&cacheWorks, "watch-cache-manifestworks", false, "keep every ManifestWork in the embedded API server's watch cache, as kube-apiserver does with custom resources: more memory per work, less CPU per change of a work (docs/install.md)")
 	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
+	f.IntVar(&opts.GCPercent, "gc-percent", 0, fmt.Sprintf("the garbage collector runs when the heap has grown by this percent of what it last found live: lower holds less memory for more CPU (default: GOGC if set, else %d)", memlimit.DefaultGCPercent))
 	rotation := bootstraptoken.DefaultRotation
 	opts.BootstrapTokens = &rotation
 	f.DurationVar(&rotation.Lifetime, "bootstrap-token-lifetime", rotation.Lifetime, "lifetime of the bootstrap token the hub keeps and rotates itself, for clusters to join with (0 stops rotating: tokens then come only from flotilla init)")
@@ -202,6 +204,9 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	}
 	if err := opts.Lease.Validate(); err != nil {
 		return err
+	}
+	if opts.GCPercent < 0 || cmd.Flags().Changed("gc-percent") && opts.GCPercent == 0 {
+		return fmt.Errorf("--gc-percent %d: give a percent above 0, such as %d (or leave it out for GOGC or the default)", opts.GCPercent, memlimit.DefaultGCPercent)
 	}
 	if !cmd.Flags().Changed("etcd-initial-cluster") {
 		for _, name := range []string{"etcd-name", "etcd-peer-url", "etcd-listen-peer-url", "etcd-initial-cluster-state"} {

@@ -1,11 +1,15 @@
-// Package memlimit sets the Go runtime's soft memory limit of a
-// long-running process: from a flag, from GOMEMLIMIT, or from the memory
-// limit of the cgroup (container) the process runs in.
+// Package memlimit sets how much memory the Go runtime of a long-running
+// process holds: its soft memory limit (from a flag, from GOMEMLIMIT, or
+// from the memory limit of the cgroup, the container, the process runs
+// in) and its garbage collector's percent (from a flag, from GOGC, or a
+// default).
 //
-// The limit makes the garbage collector work harder as the heap nears it,
-// instead of letting the heap grow to twice what is live (GOGC=100) and
-// holding on to memory the process no longer uses. It is soft: a live heap
-// above it is still served, at the cost of more frequent collections.
+// The percent is how far the heap may grow past what the last collection
+// found live before the next one starts. The limit makes the collector
+// work harder as the heap nears it, instead of letting the heap grow by
+// that percent and holding on to memory the process no longer uses. It is
+// soft: a live heap above it is still served, at the cost of more
+// frequent collections.
 package memlimit
 
 import (
@@ -69,4 +73,33 @@ func parseLimit(s string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// DefaultGCPercent is the collector's percent a hub runs with unless told
+// otherwise: a collection starts when the heap has grown by half of what
+// the last one found live, not by all of it (Go's default, GOGC=100). A
+// hub's heap is mostly objects its caches hold for as long as it runs, so
+// the collector's extra work is small, and each burst (a fleet joining,
+// works fanned out) leaves behind a heap, and spans the collector cannot
+// give back while one object in them is live, half as much larger than
+// what stays live instead of twice (docs/benchmarks.md, seventeenth round).
+const DefaultGCPercent = 50
+
+// SetGCPercent sets the collector's percent to percent when it is > 0.
+// Otherwise it leaves one from GOGC alone, or sets DefaultGCPercent. It
+// returns the percent in effect (-1 for GOGC=off) and where it came from,
+// for the log.
+func SetGCPercent(percent int) (int, string) {
+	switch {
+	case percent > 0:
+		debug.SetGCPercent(percent)
+		return percent, "flag"
+	case os.Getenv("GOGC") != "":
+		// SetGCPercent returns the previous setting: GOGC's, set again.
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p, "GOGC"
+	}
+	debug.SetGCPercent(DefaultGCPercent)
+	return DefaultGCPercent, "default"
 }

@@ -22,6 +22,7 @@ import (
 var (
 	fleetLeaderElect = flag.Bool("hub-leader-elect", true, "fleet: run the hub under test with leader election (--leader-elect), as flotilla-hub does by default")
 	fleetMemoryLimit = flag.String("hub-memory-limit", "", "fleet: the hub under test's --memory-limit (e.g. 5Gi; default none)")
+	fleetGCPercent   = flag.Int("hub-gc-percent", 0, "fleet: the hub under test's --gc-percent (default: the hub's, or GOGC if set)")
 	fleetCacheWorks  = flag.Bool("hub-watch-cache-manifestworks", false, "fleet: run the hub under test with --watch-cache-manifestworks (every ManifestWork in the API server's watch cache)")
 )
 
@@ -76,12 +77,15 @@ func startHubUnderTest(ctx context.Context, e *env, dataDir string) (*hubUnderTe
 
 func leaderElect() string { return fmt.Sprintf("--leader-elect=%t", *fleetLeaderElect) }
 
-// hubArgs are the flags -hub-leader-elect, -hub-memory-limit and
-// -hub-watch-cache-manifestworks give the hub.
+// hubArgs are the flags -hub-leader-elect, -hub-memory-limit,
+// -hub-gc-percent and -hub-watch-cache-manifestworks give the hub.
 func hubArgs() []string {
 	args := []string{leaderElect()}
 	if *fleetMemoryLimit != "" {
 		args = append(args, "--memory-limit", *fleetMemoryLimit)
+	}
+	if *fleetGCPercent != 0 {
+		args = append(args, fmt.Sprintf("--gc-percent=%d", *fleetGCPercent))
 	}
 	if *fleetCacheWorks {
 		args = append(args, "--watch-cache-manifestworks")

@@ -60,12 +60,14 @@ func main() {
 		opts.MemoryLimit = q.Value()
 		return err
 	})
+	fs.IntVar(&opts.GCPercent, "gc-percent", 0, "as flotilla-hub")
 	_ = fs.Parse(os.Args[1:])
 	if *cacheWorks {
 		opts.ControlPlane.Uncached = []schema.GroupResource{}
 	}
-	// hub.Run sets it too; the halves of split mode do not all call it.
+	// hub.Run sets them too; the halves of split mode do not all call it.
 	memlimit.Set(opts.MemoryLimit)
+	memlimit.SetGCPercent(opts.GCPercent)
 	ctrl.SetLogger(klog.NewKlogr())
 	ctx := ctrl.SetupSignalHandler()
 	if err := run(ctx, mode, kubeconfig, webhookConfig, opts); err != nil {
