@@ -170,7 +170,7 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&opts.Webhook.Service, "webhook-service", "", "namespace/name of a Service (port 443) in front of the webhook server, through which the API server calls it instead of --webhook-advertise-url (as the flotilla-hub chart installs it)")
 	f.BoolVar(&opts.Webhook.SelfSigned, "webhook-self-signed", false, "issue a self-signed serving certificate into --webhook-cert-dir at start when it holds none, and register it (for a single hub replica)")
 	f.BoolVar(&cacheWorks, "watch-cache-manifestworks", false, "keep every ManifestWork in the embedded API server's watch cache, as kube-apiserver does with custom resources: more memory per work, less CPU per change of a work (docs/install.md)")
-	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow to twice what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
+	f.Var(&memoryLimit{&opts.MemoryLimit}, "memory-limit", "soft limit of the hub's Go memory, e.g. 5Gi: the garbage collector works harder near it rather than let the heap grow by --gc-percent past what is live (default: GOMEMLIMIT if set, else 80% of the container's memory limit if any, else none)")
 	f.IntVar(&opts.GCPercent, "gc-percent", 0, fmt.Sprintf("the garbage collector runs when the heap has grown by this percent of what it last found live: lower holds less memory for more CPU (default: GOGC if set, else %d)", memlimit.DefaultGCPercent))
 	rotation := bootstraptoken.DefaultRotation
 	opts.BootstrapTokens = &rotation

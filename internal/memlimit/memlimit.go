@@ -79,10 +79,10 @@ func parseLimit(s string) (int64, bool) {
 // otherwise: a collection starts when the heap has grown by half of what
 // the last one found live, not by all of it (Go's default, GOGC=100). A
 // hub's heap is mostly objects its caches hold for as long as it runs, so
-// the collector's extra work is small, and each burst (a fleet joining,
-// works fanned out) leaves behind a heap, and spans the collector cannot
-// give back while one object in them is live, half as much larger than
-// what stays live instead of twice (docs/benchmarks.md, seventeenth round).
+// collecting more often costs little once the fleet is quiet; and a burst
+// (a fleet joining, works fanned out) then spreads what stays live over
+// fewer spans, which the collector cannot give back while one object in
+// them lives (docs/benchmarks.md, seventeenth round).
 const DefaultGCPercent = 50
 
 // SetGCPercent sets the collector's percent to percent when it is > 0.
