@@ -205,7 +205,7 @@ func validate(cmd *cobra.Command, opts hub.Options) error {
 	if err := opts.Lease.Validate(); err != nil {
 		return err
 	}
-	if opts.GCPercent < 0 || cmd.Flags().Changed("gc-percent") && opts.GCPercent == 0 {
+	if cmd.Flags().Changed("gc-percent") && opts.GCPercent <= 0 {
 		return fmt.Errorf("--gc-percent %d: give a percent above 0, such as %d (or leave it out for GOGC or the default)", opts.GCPercent, memlimit.DefaultGCPercent)
 	}
 	if !cmd.Flags().Changed("etcd-initial-cluster") {

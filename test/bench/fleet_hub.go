@@ -220,24 +220,20 @@ func buildPprofHub(ctx context.Context, e *env) (string, error) {
 	return bin, nil
 }
 
-// profileNames names the hub's processes in the files of their profiles.
+// profileNames names the hub's processes, in the order of pprofDirs, in
+// the files of their profiles.
 func (h *hubUnderTest) profileNames() []string {
-	names := make([]string, len(h.pprofDirs))
-	for i := range h.pprofDirs {
-		names[i] = []string{"hub", "controllers"}[i]
-		if h.controllers != nil && i == 0 {
-			names[i] = "controlplane"
-		}
+	if h.controllers != nil {
+		return []string{"controlplane", "controllers"}
 	}
-	return names
+	return []string{"hub"}
 }
 
 // profile takes a CPU profile of d of each of the hub's processes into
-// dir, then with heap a heap profile, of the last collection each ran,
-// and prints the top of each CPU profile. (The steady state's heap
-// profiles are written by heapAfterGC, after a forced collection and
-// after the period whose CPU it reports, which that collection would add
-// to.)
+// dir and prints its top; with heap, then a heap profile of the last
+// collection each process ran. (The steady state passes false: its heap
+// profiles are taken by heapAfterGC, after a forced collection that
+// would otherwise add to the CPU it reports.)
 func (h *hubUnderTest) profile(ctx context.Context, dir string, d time.Duration, heap bool) error {
 	if len(h.pprofDirs) == 0 {
 		return fmt.Errorf("-pprof-dir needs -fleet-hub pprof or split: the release hub serves no pprof")
