@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 )
 
 // flotillaTokens counts the unexpired join tokens init made on the hub
@@ -46,6 +48,17 @@ func tokenSecret(ctx SpecContext, token string) *corev1.Secret {
 
 var _ = Describe("CLI init", func() {
 	It("creates a join token, the bootstrap RBAC and cluster-info, and changes nothing on a second run", func(ctx SpecContext) {
+		By("waiting for the token the hub rotates itself, which it creates when it starts")
+		// Until then init makes a token of its own, and the next init would
+		// rightly hand out the hub's, which expires later.
+		Eventually(func() ([]corev1.Secret, error) {
+			list, err := hubCP.Kube.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: bootstraptoken.RotationLabel + "=" + bootstraptoken.RotationValue})
+			if err != nil {
+				return nil, err
+			}
+			return list.Items, nil
+		}).ShouldNot(BeEmpty())
+
 		By("recreating a missing cluster-info")
 		Expect(hubCP.Kube.CoreV1().ConfigMaps(metav1.NamespacePublic).Delete(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.DeleteOptions{})).To(Succeed())
 
