@@ -13,10 +13,15 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 )
 
-// hollowLeaseWorkers is how many Lease renewals the hollow agents make at
-// once: renewals are due a lease period apart per cluster, spread over
-// the period, so a few suffice for 10,000 clusters.
-const hollowLeaseWorkers = 8
+// hollowLeaseWorkers bounds the Lease renewals the hollow agents have
+// under way at once. A real agent renews its own lease whatever the
+// hub's latency, so the bound only caps the simulator's goroutines: the
+// renewals under way are those due a second (N per lease period) times
+// the hub's latency, about 45 at 10,000 clusters and 265 ms. A bound of 8
+// capped renewals at about 25 a second against the 167 due at 10,000
+// while works were created: hundreds of clusters went Unknown and were
+// tainted unreachable, which a real fleet's leases would not have caused.
+const hollowLeaseWorkers = 1024
 
 // hollowTimer runs a hollow agent's periodic request (its lease renewal,
 // its status check) now and then again after the pause the run returns,
