@@ -22,9 +22,11 @@
 // its CSRs, and Lease managed-cluster-lease in the cluster namespace.
 //
 // Watches, on the spoke: Nodes (stripped to their resources) and
-// ClusterClaims, which feed the ManagedCluster status. On the hub it caches
-// nothing: it reads its own ManagedCluster by name and watches only the CSR
-// it is waiting for.
+// ClusterClaims, which feed the ManagedCluster status. On the hub, once the
+// cluster is accepted, it watches its own ManagedCluster by name, which the
+// status controller looks at every lease period, and the CSR it is waiting
+// for; it reads the ManagedCluster only to learn that it was accepted and
+// after a conflict.
 //
 // Writes ManagedCluster status conditions ManagedClusterJoined and
 // ManagedClusterConditionAvailable, status.version, status.capacity,

@@ -69,13 +69,15 @@ type Registration struct {
 	current atomic.Pointer[session]
 	// leaseSeconds is the ManagedCluster's spec.leaseDurationSeconds as last read.
 	leaseSeconds atomic.Int32
-	// started tells the status controller that a session started.
-	started chan event.GenericEvent
+	// wake asks the status controller to look again: a session started,
+	// or its watch saw the ManagedCluster appear, take another lease
+	// duration or go.
+	wake chan event.GenericEvent
 }
 
 // New returns a Registration for cfg.
 func New(cfg Config) *Registration {
-	r := &Registration{cfg: cfg, started: make(chan event.GenericEvent, 1)}
+	r := &Registration{cfg: cfg, wake: make(chan event.GenericEvent, 1)}
 	r.leaseSeconds.Store(cfg.LeaseDurationSeconds)
 	return r
 }
@@ -90,10 +92,19 @@ var scheme = func() *runtime.Scheme {
 // newHubClient returns a client for the agent's ManagedCluster. Its mapping
 // is fixed, so that it never needs discovery, whose errors would hide why a
 // request failed.
-func newHubClient(cfg *rest.Config) (client.Client, error) {
+func newHubClient(cfg *rest.Config) (client.WithWatch, error) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(clusterv1.GroupVersion.WithKind("ManagedCluster"), meta.RESTScopeRoot)
-	return client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme, Mapper: mapper})
+}
+
+// wakeStatus asks the status controller to look again, unless it has a
+// wake-up to handle already.
+func (r *Registration) wakeStatus() {
+	select {
+	case r.wake <- event.GenericEvent{Object: &clusterv1.ManagedCluster{}}:
+	default:
+	}
 }
 
 // Run keeps the cluster registered until ctx ends: it uses the stored hub

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 )
@@ -25,8 +24,10 @@ import (
 type session struct {
 	creds  atomic.Pointer[Credentials]
 	conn   *hubConnection
-	client client.Client
+	client client.WithWatch
 	kube   kubernetes.Interface
+	// cluster follows the agent's ManagedCluster once the hub accepted it.
+	cluster *clusterWatch
 }
 
 // HubSession is what a function of Config.SessionFuncs gets: the agent's
@@ -68,13 +69,13 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 	if s.kube, err = kubernetes.NewForConfig(conn.config); err != nil {
 		return err
 	}
+	if s.cluster, err = newClusterWatch(s.client, r.cfg.ClusterName, r.wakeStatus); err != nil {
+		return err
+	}
 
 	r.current.Store(s)
 	defer r.current.Store(nil)
-	select {
-	case r.started <- event.GenericEvent{Object: &clusterv1.ManagedCluster{}}:
-	default: // the status controller has a start to handle already
-	}
+	r.wakeStatus()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -86,6 +87,7 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 			return
 		}
 		wg.Go(func() { cancel(r.renewLease(ctx, s)) })
+		wg.Go(func() { s.cluster.run(ctx) })
 		hs := HubSession{Config: rest.CopyConfig(conn.config), TLSConfig: conn.tls.Clone(), Dial: conn.dialer.DialContext, ClusterName: creds.ClusterName, AgentID: creds.AgentID}
 		for _, f := range r.cfg.SessionFuncs {
 			wg.Go(func() { f(ctx, hs) })

@@ -39,9 +39,8 @@ type statusController struct {
 	about *aboutProperties
 	// failures counts failed reconciles in a row, for the backoff.
 	failures int
-	// conflicted says the last status patch met a newer ManagedCluster:
-	// the next read goes past the watch cache, which may still hold the
-	// copy that conflicted.
+	// conflicted says the last write met a newer ManagedCluster: the next
+	// read asks the hub, as the session's watch may not have brought it.
 	conflicted bool
 }
 
@@ -70,13 +69,10 @@ func (r *Registration) SetupWithManager(mgr ctrl.Manager) error {
 			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, c *clusterv1alpha1.ClusterClaim) []reconcile.Request {
 				return toCluster(ctx, c)
 			}))).
-		WatchesRawSource(source.Channel(r.started, handler.EnqueueRequestsFromMapFunc(toCluster))).
+		WatchesRawSource(source.Channel(r.wake, handler.EnqueueRequestsFromMapFunc(toCluster))).
 		WatchesRawSource(source.Channel(c.about.changed, handler.EnqueueRequestsFromMapFunc(toCluster))).
 		Complete(c)
 }
-
-// fromCache asks the API server for an object as its watch cache holds it.
-var fromCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
 
 // nodeInventoryChanged says whether a node update changes what the
 // inventory reads; most updates are heartbeats that do not.
@@ -87,24 +83,22 @@ func nodeInventoryChanged(old, updated *corev1.Node) bool {
 }
 
 // Reconcile reads the ManagedCluster, works out its status, and patches
-// what changed. It runs again every lease period, to notice changes on
-// the spoke that no watch reports (the API server's health and version).
+// what changed. It runs when the session's watch first sees the cluster
+// or a new lease duration, and again every lease period, to notice
+// changes on the spoke that no watch reports (the API server's health
+// and version).
 func (c *statusController) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	s := c.r.current.Load()
 	if s == nil {
 		return reconcile.Result{}, nil
 	}
-	mc := &clusterv1.ManagedCluster{}
-	// Any recent version will do, so the hub answers from its watch cache
-	// rather than from etcd: each agent asks every lease period. A stale
-	// copy costs one conflict, as the writes below carry its
-	// resourceVersion; after a conflict the read is a quorum read.
-	opts := []client.GetOption{fromCache}
-	if c.conflicted {
-		opts = nil
-	}
-	if err := s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc, opts...); err != nil {
+	mc, err := c.read(ctx, s)
+	if err != nil {
 		return c.retry(ctx, "Cannot read the ManagedCluster; retrying", s.hubErr(err))
+	}
+	if mc == nil {
+		// The session's watch wakes the controller once it sees the cluster.
+		return reconcile.Result{}, nil
 	}
 	c.r.leaseSeconds.Store(mc.Spec.LeaseDurationSeconds)
 	if err := c.ensureAgentAnnotation(ctx, s, mc); err != nil {
@@ -130,8 +124,25 @@ func (c *statusController) Reconcile(ctx context.Context, _ reconcile.Request) (
 	if err := kerrors.NewAggregate(errs); err != nil {
 		return c.retry(ctx, "Cannot read the cluster's state; retrying", err)
 	}
-	c.failures = 0
+	c.failures, c.conflicted = 0, false
 	return reconcile.Result{RequeueAfter: c.r.leasePeriod()}, nil
+}
+
+// read returns the ManagedCluster as the session's watch last saw it, or
+// nil while the watch has not listed it yet: it starts once the hub
+// accepted the cluster, and wakes the controller when it first sees it.
+// It asks the hub after a conflict, with a quorum read, as the watch may
+// not have brought the newer version yet; and when the watch sees no
+// cluster, for the hub's answer.
+func (c *statusController) read(ctx context.Context, s *session) (*clusterv1.ManagedCluster, error) {
+	if !c.conflicted {
+		mc, watching := s.cluster.get()
+		if !watching || mc != nil {
+			return mc, nil
+		}
+	}
+	mc := &clusterv1.ManagedCluster{}
+	return mc, s.client.Get(ctx, client.ObjectKey{Name: c.r.cfg.ClusterName}, mc)
 }
 
 // retry logs why a reconcile failed in one line and asks to be run again

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -165,7 +166,7 @@ func (sh *hollowShared) printErrors() {
 const hollowWorkerCount = 32
 
 // hollowAgent is one simulated cluster as the hub sees it. Once joined it
-// is two goroutines, one per watch, that only read their watch, and its
+// is three goroutines, one per watch, that only read their watch, and its
 // connection's (the HTTP/2 read loop, and one per open stream): its lease
 // is renewed and its ManagedCluster read from timers, and its watches'
 // events are handled on the shared workers.
@@ -176,6 +177,9 @@ type hollowAgent struct {
 	lease               hollowLease
 	status              hollowStatus
 	leaseSeconds        atomic.Int32
+	// cluster is the ManagedCluster as its watch last saw it, without
+	// managed fields; nil before the watch saw it.
+	cluster atomic.Pointer[clusterv1.ManagedCluster]
 	// reported maps a ManifestWork to the generation whose status it
 	// wrote; evaluated, a Policy to the generation it evaluated. Each is
 	// touched by its watch's goroutine only.
@@ -202,13 +206,17 @@ func (a *hollowAgent) run(ctx context.Context) {
 		return
 	}
 	a.lease.start(ctx, a.lease.renew)
-	a.status.start(ctx, a.checkCluster)
+	// The status checks start when the watch of the ManagedCluster first
+	// sees it (onCluster), as the agent's status controller does.
 	watches := []struct {
 		what, path string
+		query      url.Values
 		handle     hollowHandler
 	}{
-		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), a.onWork},
-		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), a.onPolicy},
+		{"managedclusters", hubPath(clusterv1.GroupVersion, "", "managedclusters", "", ""),
+			url.Values{"fieldSelector": {"metadata.name=" + a.name}}, a.onCluster},
+		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), nil, a.onWork},
+		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), nil, a.onPolicy},
 	}
 	a.watching.Store(int32(len(watches)))
 	for _, w := range watches {
@@ -220,7 +228,7 @@ func (a *hollowAgent) run(ctx context.Context) {
 					a.hub.close()
 				}
 			}()
-			a.follow(ctx, w.what, w.path, w.handle)
+			a.follow(ctx, w.what, w.path, w.query, w.handle)
 		})
 	}
 }

@@ -33,10 +33,14 @@ type hollowTimer struct {
 	stopped bool
 }
 
-// start runs run now and then after each pause it returns.
+// start runs run now and then after each pause it returns; it does
+// nothing when the runs were started before, or stopped.
 func (t *hollowTimer) start(ctx context.Context, run func(context.Context) time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.timer != nil || t.stopped {
+		return
+	}
 	t.timer = time.AfterFunc(0, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -86,18 +86,18 @@ func putEventBuffer(buf *bytes.Buffer) {
 	eventBuffers.Put(buf)
 }
 
-// follow lists what is at path and then watches it from the
+// follow lists what is at path (with query) and then watches it from the
 // list's resourceVersion with bookmarks, handing each object to handle,
 // and lists again when the watch cannot go on: an informer without a
 // cache. The calling goroutine only reads the watch stream; the list,
 // the decoding and handle run on the shared workers, so that the
 // goroutine, which waits on its watch nearly all the time, keeps a small
 // stack.
-func (a *hollowAgent) follow(ctx context.Context, what, path string, handle hollowHandler) {
+func (a *hollowAgent) follow(ctx context.Context, what, path string, query url.Values, handle hollowHandler) {
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		var rv string
 		var err error
-		a.sh.workers.run(func() { rv, err = a.listAndHandle(ctx, path, handle) })
+		a.sh.workers.run(func() { rv, err = a.listAndHandle(ctx, path, query, handle) })
 		if err != nil {
 			if ctx.Err() == nil {
 				a.sh.failed("list "+what, err)
@@ -108,7 +108,7 @@ func (a *hollowAgent) follow(ctx context.Context, what, path string, handle holl
 			continue
 		}
 		for ctx.Err() == nil {
-			next, ok := a.watchOnce(ctx, what, path, rv, handle)
+			next, ok := a.watchOnce(ctx, what, path, query, rv, handle)
 			if !ok {
 				break
 			}
@@ -118,11 +118,11 @@ func (a *hollowAgent) follow(ctx context.Context, what, path string, handle holl
 	}
 }
 
-// listAndHandle lists what is at path, hands every item to
+// listAndHandle lists what is at path with query, hands every item to
 // handle as Added, and returns the list's resourceVersion.
-func (a *hollowAgent) listAndHandle(ctx context.Context, path string, handle hollowHandler) (string, error) {
+func (a *hollowAgent) listAndHandle(ctx context.Context, path string, query url.Values, handle hollowHandler) (string, error) {
 	var list hollowList
-	if err := a.hub.get(ctx, path, nil, &list); err != nil {
+	if err := a.hub.get(ctx, path, query, &list); err != nil {
 		return "", err
 	}
 	for _, raw := range list.Items {
@@ -139,8 +139,11 @@ func (a *hollowAgent) listAndHandle(ctx context.Context, path string, handle hol
 // the resourceVersion to go on from; false when it cannot go on from
 // there (the hub answered with an error, 410 Gone most often) and the
 // caller must list again.
-func (a *hollowAgent) watchOnce(ctx context.Context, what, path, rv string, handle hollowHandler) (string, bool) {
+func (a *hollowAgent) watchOnce(ctx context.Context, what, path string, query url.Values, rv string, handle hollowHandler) (string, bool) {
 	q := url.Values{"resourceVersion": {rv}}
+	for k, v := range query {
+		q[k] = v
+	}
 	// On a worker too: the request's call chain is deep, the reading of
 	// its body is not.
 	var body io.ReadCloser

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/registration"
 )
 
 // Role says what a control plane is for.
@@ -45,6 +46,8 @@ type ControlPlane struct {
 	role Role
 	// Proxy is the hub's cluster proxy (hubs only).
 	Proxy *hub.ClusterProxy
+	// Requests counts the API server's requests by user (hubs only).
+	Requests *RequestLog
 	// stopManager stops the hub controllers and cluster proxy (hubs only).
 	stopManager func()
 }
@@ -82,8 +85,11 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 	opts := controlplane.Options{DataDir: dir, SecurePort: port}
 	proxyCtx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
 	var clusterProxy *hub.ClusterProxy
+	var requests *RequestLog
 	if role == Hub || role == HubAPI {
 		clusterProxy = hub.NewClusterProxy(proxyCtx)
+		requests = newRequestLog()
+		opts.Authorizer = requests.authorizer(registration.NewAuthorizer)
 		opts = clusterProxy.Serve(hub.ControlPlaneOptions(opts))
 	}
 	cp, err := controlplane.Start(ctx, opts)
@@ -91,7 +97,7 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 		stopProxy()
 		return nil, err
 	}
-	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy}
+	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy, Requests: requests}
 	if role == HubAPI {
 		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
 			stopProxy()

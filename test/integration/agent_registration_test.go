@@ -122,6 +122,17 @@ var _ = Describe("Agent: registration", Ordered, func() {
 		rv := getCluster(ctx, joined).ResourceVersion
 		Consistently(func() string { return getCluster(ctx, joined).ResourceVersion }, "5s").Should(Equal(rv),
 			"two lease periods: the agent looked twice and found nothing new")
+
+		By("looking at its ManagedCluster through one watch, not asking the hub every lease period")
+		user := agentUser(joined, string(data["agent-name"]))
+		before := hubCP.Requests.Counts(user)
+		Expect(before).To(HaveKeyWithValue("watch managedclusters", BeNumerically(">=", 1)))
+		Eventually(func() int { return hubCP.Requests.Counts(user)["update leases"] }).
+			Should(BeNumerically(">=", before["update leases"]+3), "three lease renewals")
+		after := hubCP.Requests.Counts(user)
+		Expect(after["get managedclusters"]).To(Equal(before["get managedclusters"]),
+			"the status controller looked at the cluster three times, from its watch")
+		Expect(after["patch managedclusters/status"]).To(Equal(before["patch managedclusters/status"]))
 	})
 
 	It("reuses the stored credentials after a restart, without a new CSR", func(ctx SpecContext) {
