@@ -168,8 +168,8 @@ const hollowWorkerCount = 32
 // hollowAgent is one simulated cluster as the hub sees it. Once joined it
 // is three goroutines, one per watch, that only read their watch, and its
 // connection's (the HTTP/2 read loop, and one per open stream): its lease
-// is renewed and its ManagedCluster read from timers, and its watches'
-// events are handled on the shared workers.
+// is renewed and its ManagedCluster's status checked from timers, and its
+// watches' events are handled on the shared workers.
 type hollowAgent struct {
 	sh                  *hollowShared
 	name, id, clusterID string
