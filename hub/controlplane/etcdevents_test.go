@@ -67,9 +67,11 @@ func TestEtcdLetsGoOfTheEventsOfItsLastWatchCatchUp(t *testing.T) {
 	}
 	kept := int64(liveHeap()) - int64(before)
 	// etcd keeps what it read for the next catch-up: should it stop
-	// doing so, releaseCatchUp is no longer needed.
-	if kept < txns*perTxn*size*3/4 {
-		t.Fatalf("etcd kept %d MiB after the catch-up, want most of the %d MiB it read: does it still keep them?", kept>>20, txns*perTxn*size>>20)
+	// doing so, releaseCatchUp is no longer needed. A busy machine may
+	// make the watch a slow reader, whose events etcd then sends in more
+	// than one catch-up, keeping only the last one's: a third will do.
+	if kept < txns*perTxn*size/3 {
+		t.Fatalf("etcd kept %d MiB after the catch-up, want at least a third of the %d MiB it read: does it still keep them?", kept>>20, txns*perTxn*size>>20)
 	}
 
 	done := make(chan struct{})
@@ -81,7 +83,7 @@ func TestEtcdLetsGoOfTheEventsOfItsLastWatchCatchUp(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		left := int64(liveHeap()) - int64(before)
-		if left < txns*perTxn*size/4 {
+		if left < kept/4 {
 			t.Logf("kept %d MiB after the catch-up, %d MiB once released", kept>>20, left>>20)
 			break
 		}
