@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/url"
 	"sync"
 
@@ -141,9 +142,7 @@ func (a *hollowAgent) listAndHandle(ctx context.Context, path string, query url.
 // caller must list again.
 func (a *hollowAgent) watchOnce(ctx context.Context, what, path string, query url.Values, rv string, handle hollowHandler) (string, bool) {
 	q := url.Values{"resourceVersion": {rv}}
-	for k, v := range query {
-		q[k] = v
-	}
+	maps.Copy(q, query)
 	// On a worker too: the request's call chain is deep, the reading of
 	// its body is not.
 	var body io.ReadCloser

@@ -16,7 +16,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
-	"github.com/flotilla-io/flotilla/hub/registration"
 )
 
 // Role says what a control plane is for.
@@ -89,8 +88,9 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 	if role == Hub || role == HubAPI {
 		clusterProxy = hub.NewClusterProxy(proxyCtx)
 		requests = newRequestLog()
-		opts.Authorizer = requests.authorizer(registration.NewAuthorizer)
-		opts = clusterProxy.Serve(hub.ControlPlaneOptions(opts))
+		opts = hub.ControlPlaneOptions(opts)
+		opts.Authorizer = requests.authorizer(opts.Authorizer)
+		opts = clusterProxy.Serve(opts)
 	}
 	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {

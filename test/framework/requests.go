@@ -32,7 +32,7 @@ func (l *RequestLog) Counts(user string) map[string]int {
 	return maps.Clone(l.counts[user])
 }
 
-// authorizer returns the hub's authorizer with l counting in front of it.
+// authorizer returns the authorizer next makes with l counting in front of it.
 func (l *RequestLog) authorizer(next func(informers.SharedInformerFactory) authorizer.Authorizer) func(informers.SharedInformerFactory) authorizer.Authorizer {
 	return func(f informers.SharedInformerFactory) authorizer.Authorizer {
 		return &countingAuthorizer{log: l, next: next(f)}
