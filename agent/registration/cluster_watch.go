@@ -2,6 +2,7 @@ package registration
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -23,7 +24,11 @@ import (
 // (every 5 to 10 minutes), from its watch cache.
 type clusterWatch struct {
 	informer toolscache.SharedIndexInformer
-	name     string
+	// handled is changed's registration: synced once the handler has
+	// been called for everything the first list brought.
+	handled toolscache.ResourceEventHandlerRegistration
+	name    string
+	changed func()
 }
 
 // newClusterWatch returns a watch of ManagedCluster name through c that
@@ -50,7 +55,7 @@ func newClusterWatch(c client.WithWatch, name string, changed func()) (*clusterW
 	// writes conditions the agent writes too, and each reacting to the
 	// other's write at once could go back and forth without end. The agent
 	// looks at those every lease period, as before it watched.
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	handled, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { changed() },
 		UpdateFunc: func(old, obj any) {
 			if old.(*clusterv1.ManagedCluster).Spec.LeaseDurationSeconds != obj.(*clusterv1.ManagedCluster).Spec.LeaseDurationSeconds {
@@ -58,24 +63,42 @@ func newClusterWatch(c client.WithWatch, name string, changed func()) (*clusterW
 			}
 		},
 		DeleteFunc: func(any) { changed() },
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &clusterWatch{informer: inf, name: name}, nil
+	return &clusterWatch{informer: inf, handled: handled, name: name, changed: changed}, nil
 }
 
-// run watches until ctx ends.
-func (w *clusterWatch) run(ctx context.Context) { w.informer.RunWithContext(ctx) }
+// run watches until ctx ends. When the first list brings no cluster, no
+// event calls changed: it is called once that list has been handled, so
+// that the status controller, which waits for the watch, asks the hub.
+func (w *clusterWatch) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-w.handled.HasSyncedChecker().Done():
+			if _, ok, err := w.informer.GetStore().GetByKey(w.name); err == nil && !ok {
+				w.changed()
+			}
+		}
+	})
+	w.informer.RunWithContext(ctx)
+}
 
 // get returns a copy of the ManagedCluster as last seen, or nil when the
-// hub holds none; watching is false until the watch has listed it.
+// hub holds none; watching is false until the watch has listed it. The
+// store is read first: the informer adds an object to it before it calls
+// the handler, but says it has synced only some time after (on a
+// goroutine of its own), and a status controller woken by the handler
+// that asked HasSynced first could find nothing and wait for a wake that
+// never comes.
 func (w *clusterWatch) get() (mc *clusterv1.ManagedCluster, watching bool) {
-	if !w.informer.HasSynced() {
-		return nil, false
-	}
 	obj, ok, err := w.informer.GetStore().GetByKey(w.name)
-	if err != nil || !ok {
-		return nil, true
+	if err == nil && ok {
+		return obj.(*clusterv1.ManagedCluster).DeepCopy(), true
 	}
-	return obj.(*clusterv1.ManagedCluster).DeepCopy(), true
+	return nil, w.informer.HasSynced()
 }
