@@ -453,6 +453,7 @@ func (f *fleet) singleWorkLatency(ctx context.Context) error {
 	n := *fleetProbes
 	created := make(map[string]time.Time, n)
 	var keys []string
+	var answered []time.Duration
 	tick := time.NewTicker(time.Second / rate)
 	defer tick.Stop()
 	stopProfiles := f.profileDuring(ctx, "probes", time.Duration(n)*time.Second/rate)
@@ -466,6 +467,7 @@ func (f *fleet) singleWorkLatency(ctx context.Context) error {
 		if err := f.c.Create(ctx, mw); err != nil {
 			return fmt.Errorf("create ManifestWork %s: %w", key, err)
 		}
+		answered = append(answered, time.Since(created[key]))
 		keys = append(keys, key)
 	}
 	if _, err := f.track.waitAll(ctx, "probe works Applied", keys, true, 5*time.Minute); err != nil {
@@ -480,6 +482,10 @@ func (f *fleet) singleWorkLatency(ctx context.Context) error {
 	p50, p99 := percentiles(latencies)
 	row(fmt.Sprintf("(e) single work create → Applied, p50 (%d at %d/s)", n, rate), millis(p50), "")
 	row(fmt.Sprintf("(e) single work create → Applied, p99 (%d at %d/s)", n, rate), millis(p99), "< 1 s")
+	// How long the hub took to answer each create (admission, the write
+	// to etcd): a tail here is the write path's, not a watch's.
+	p50, p99 = percentiles(answered)
+	row("(e)   create request answered, p50 / p99", millis(p50)+" / "+millis(p99), "")
 	// The same as the objects record it, to the second: a figure far
 	// below the one above means this process's watch was late, not the
 	// agent.
