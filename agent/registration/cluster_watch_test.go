@@ -16,6 +16,9 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 )
 
+// managedClusterType is the kind a served ManagedCluster says it is.
+var managedClusterType = metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "ManagedCluster"}
+
 // hubListing serves the list and watch of ManagedClusters scoped to the
 // name c1: the list holds items; a watch that asks for the initial
 // events (client-go's informers list that way) sends them and the
@@ -35,7 +38,7 @@ func hubListing(t *testing.T, items ...clusterv1.ManagedCluster) *rest.Config {
 					_ = enc.Encode(metav1.WatchEvent{Type: string(watch.Added), Object: runtime.RawExtension{Object: &items[i]}})
 				}
 				end := &clusterv1.ManagedCluster{
-					TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "ManagedCluster"},
+					TypeMeta:   managedClusterType,
 					ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}},
 				}
 				_ = enc.Encode(metav1.WatchEvent{Type: string(watch.Bookmark), Object: runtime.RawExtension{Object: end}})
@@ -99,7 +102,7 @@ func watchOnce(t *testing.T, cfg *rest.Config) seen {
 // now and then, so it is run many times.
 func TestClusterWatchWakesWithTheCluster(t *testing.T) {
 	cfg := hubListing(t, clusterv1.ManagedCluster{
-		TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "ManagedCluster"},
+		TypeMeta:   managedClusterType,
 		ObjectMeta: metav1.ObjectMeta{Name: "c1", ResourceVersion: "7"},
 		Spec:       clusterv1.ManagedClusterSpec{LeaseDurationSeconds: 60},
 	})

@@ -32,7 +32,7 @@ func hubAnswering(t *testing.T, statuses ...int) (*session, *atomic.Int32) {
 		code := statuses[min(n, len(statuses))-1]
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
-		var body any = &clusterv1.ManagedCluster{TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "ManagedCluster"},
+		var body any = &clusterv1.ManagedCluster{TypeMeta: managedClusterType,
 			ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
 		gr := schema.GroupResource{Group: clusterv1.GroupVersion.Group, Resource: "managedclusters"}
 		switch code {

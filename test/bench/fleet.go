@@ -463,11 +463,12 @@ func (f *fleet) singleWorkLatency(ctx context.Context) error {
 		cluster := f.names[(i*7919)%len(f.names)]
 		mw := fleetWork(cluster, fmt.Sprintf("probe-%04d", i))
 		key := cluster + "/" + mw.Name
-		created[key] = time.Now()
+		start := time.Now()
+		created[key] = start
 		if err := f.c.Create(ctx, mw); err != nil {
 			return fmt.Errorf("create ManifestWork %s: %w", key, err)
 		}
-		answered = append(answered, time.Since(created[key]))
+		answered = append(answered, time.Since(start))
 		keys = append(keys, key)
 	}
 	if _, err := f.track.waitAll(ctx, "probe works Applied", keys, true, 5*time.Minute); err != nil {
