@@ -92,6 +92,7 @@ func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan erro
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver config: %w", err)
 	}
+	replaceBootstrapHooks(config.KubeAPIs.ControlPlane.Generic)
 	if opts.Authorizer != nil {
 		a := opts.Authorizer(config.KubeAPIs.ControlPlane.VersionedInformers)
 		for _, info := range []*genericapiserver.AuthorizationInfo{
@@ -150,6 +151,9 @@ func runServer(ctx context.Context, config *app.Config, exts []Extension) error 
 	}
 	server, err := app.CreateServerChain(completed)
 	if err != nil {
+		return err
+	}
+	if err := addBootstrapHooks(server.GenericAPIServer); err != nil {
 		return err
 	}
 	serveExtensions(exts, server.GenericAPIServer)

@@ -2,6 +2,7 @@ package kubeapply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,61 +13,98 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
 // crdEstablishTimeout bounds the wait for new CRDs to be served.
 const crdEstablishTimeout = time.Minute
 
 // InstallCRDs creates the given CRDs, or updates them to the given
-// definitions, and waits until every one is established.
+// definitions, and waits until every one is established. Where a CRD is
+// already as given and served, as on every start but the first, it reads
+// it once and neither writes nor waits.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	api := client.ApiextensionsV1().CustomResourceDefinitions()
-	for _, want := range crds {
-		if err := applyCRD(ctx, api, want); err != nil {
-			return fmt.Errorf("install CRD %s: %w", want.Name, err)
+	served := make([]bool, len(crds))
+	jobs := make([]func(context.Context) error, len(crds))
+	for i, want := range crds {
+		want = withDefaults(want)
+		jobs[i] = func(ctx context.Context) error {
+			err := CreateOrUpdate(ctx, api, want.DeepCopy(), func(got *apiextensionsv1.CustomResourceDefinition) bool {
+				changed := mutateCRD(got, want)
+				served[i] = !changed && established(got)
+				return !changed
+			})
+			if err != nil {
+				return fmt.Errorf("install CRD %s: %w", want.Name, err)
+			}
+			return nil
 		}
 	}
-	for _, want := range crds {
+	if err := errors.Join(parallel.Run(ctx, crdWorkers, jobs)...); err != nil {
+		return err
+	}
+	written := 0
+	for i, want := range crds {
+		if served[i] {
+			continue
+		}
+		written++
 		if err := waitEstablished(ctx, api, want.Name); err != nil {
 			return err
 		}
 	}
-	klog.FromContext(ctx).V(1).Info("CRDs installed", "count", len(crds))
+	klog.FromContext(ctx).V(1).Info("CRDs installed", "count", len(crds), "written", written)
 	return nil
 }
 
-func applyCRD(ctx context.Context, api TypedAPI[*apiextensionsv1.CustomResourceDefinition], want *apiextensionsv1.CustomResourceDefinition) error {
-	return CreateOrUpdate(ctx, api, want.DeepCopy(), func(got *apiextensionsv1.CustomResourceDefinition) bool {
-		same := equality.Semantic.DeepEqual(got.Spec, want.Spec)
-		got.Spec = want.Spec
-		for k, v := range want.Labels {
-			same = same && got.Labels[k] == v
-			metav1.SetMetaDataLabel(&got.ObjectMeta, k, v)
+// crdWorkers bound the CRDs installed at once: a first start creates
+// them all, each validated by the API server and written to etcd.
+const crdWorkers = 4
+
+// withDefaults returns a copy of crd with the defaults the API server
+// gives every CRD it stores (the conversion strategy, each version's
+// served subresources...), so that one read back compares equal to it.
+func withDefaults(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	crd = crd.DeepCopy()
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	return crd
+}
+
+// mutateCRD brings got's spec, and the labels and annotations want has,
+// in line with want, and reports whether that changed anything.
+func mutateCRD(got, want *apiextensionsv1.CustomResourceDefinition) (changed bool) {
+	changed = !equality.Semantic.DeepEqual(got.Spec, want.Spec)
+	got.Spec = want.Spec
+	for k, v := range want.Labels {
+		changed = changed || got.Labels[k] != v
+		metav1.SetMetaDataLabel(&got.ObjectMeta, k, v)
+	}
+	for k, v := range want.Annotations {
+		changed = changed || got.Annotations[k] != v
+		metav1.SetMetaDataAnnotation(&got.ObjectMeta, k, v)
+	}
+	return changed
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
 		}
-		for k, v := range want.Annotations {
-			same = same && got.Annotations[k] == v
-			metav1.SetMetaDataAnnotation(&got.ObjectMeta, k, v)
-		}
-		return same
-	})
+	}
+	return false
 }
 
 func waitEstablished(ctx context.Context, api TypedAPI[*apiextensionsv1.CustomResourceDefinition], name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, crdEstablishTimeout, true, func(ctx context.Context) (bool, error) {
 		crd, err := api.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
+		return err == nil && established(crd), nil
 	})
 	if err != nil {
 		return fmt.Errorf("CRD %s was not established within %s: %w", name, crdEstablishTimeout, err)
