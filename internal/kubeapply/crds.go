@@ -49,17 +49,17 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 	if err := errors.Join(parallel.Run(ctx, crdWorkers, jobs)...); err != nil {
 		return err
 	}
-	written := 0
+	waited := 0
 	for i, want := range crds {
 		if served[i] {
 			continue
 		}
-		written++
+		waited++
 		if err := waitEstablished(ctx, api, want.Name); err != nil {
 			return err
 		}
 	}
-	klog.FromContext(ctx).V(1).Info("CRDs installed", "count", len(crds), "written", written)
+	klog.FromContext(ctx).V(1).Info("CRDs installed", "count", len(crds), "writtenOrNotYetServed", waited)
 	return nil
 }
 
@@ -68,8 +68,8 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 const crdWorkers = 4
 
 // withDefaults returns a copy of crd with the defaults the API server
-// gives every CRD it stores (the conversion strategy, each version's
-// served subresources...), so that one read back compares equal to it.
+// gives every CRD it stores (the conversion strategy among them), so
+// that one read back compares equal to it.
 func withDefaults(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
 	crd = crd.DeepCopy()
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
