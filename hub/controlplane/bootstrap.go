@@ -117,40 +117,51 @@ func bootstrapRBAC(ctx context.Context, c kubernetes.Interface) error {
 
 // reconcileRole makes role exist with at least its rules.
 func reconcileRole(role reconciliation.RuleOwner, client reconciliation.RuleOwnerModifier) func(context.Context) error {
-	return func(ctx context.Context) error {
-		opts := reconciliation.ReconcileRoleOptions{Role: role, Client: client, Confirm: true}
-		result, err := opts.Run()
+	return reconcileJob("role", role, func() (reconciliation.ReconcileOperation, bool, error) {
+		result, err := (&reconciliation.ReconcileRoleOptions{Role: role, Client: client, Confirm: true}).Run()
 		if err != nil {
-			return fmt.Errorf("reconcile role %s: %w", describe(role.GetNamespace(), role.GetName()), err)
+			return "", false, err
 		}
-		logResult(ctx, "role", role.GetNamespace(), role.GetName(), result.Operation, result.Protected)
-		return nil
-	}
+		return result.Operation, result.Protected, nil
+	})
 }
 
 // reconcileBinding makes binding exist with at least its subjects.
 func reconcileBinding(binding reconciliation.RoleBinding, client reconciliation.RoleBindingModifier) func(context.Context) error {
-	return func(ctx context.Context) error {
-		opts := reconciliation.ReconcileRoleBindingOptions{RoleBinding: binding, Client: client, Confirm: true}
-		result, err := opts.Run()
+	return reconcileJob("role binding", binding, func() (reconciliation.ReconcileOperation, bool, error) {
+		result, err := (&reconciliation.ReconcileRoleBindingOptions{RoleBinding: binding, Client: client, Confirm: true}).Run()
 		if err != nil {
-			return fmt.Errorf("reconcile role binding %s: %w", describe(binding.GetNamespace(), binding.GetName()), err)
+			return "", false, err
 		}
-		logResult(ctx, "role binding", binding.GetNamespace(), binding.GetName(), result.Operation, result.Protected)
+		return result.Operation, result.Protected, nil
+	})
+}
+
+// reconcileJob runs one reconciliation of the kind of object obj is and
+// logs what it did: nothing, a write, or nothing because an admin
+// protected the object (rbac.authorization.kubernetes.io/autoupdate=false)
+// though it lacks what the API server's defaults give it.
+func reconcileJob(kind string, obj named, run func() (reconciliation.ReconcileOperation, bool, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		name := describe(obj.GetNamespace(), obj.GetName())
+		op, protected, err := run()
+		switch {
+		case err != nil:
+			return fmt.Errorf("reconcile %s %s: %w", kind, name, err)
+		case op == reconciliation.ReconcileNone:
+		case protected:
+			klog.FromContext(ctx).Info("Left a protected bootstrap "+kind+" as it is, though it lacks what the API server's defaults give it", "name", name)
+		default:
+			klog.FromContext(ctx).V(2).Info("Bootstrapped "+kind, "name", name, "operation", op)
+		}
 		return nil
 	}
 }
 
-func logResult(ctx context.Context, kind, namespace, name string, op reconciliation.ReconcileOperation, protected bool) {
-	logger := klog.FromContext(ctx)
-	switch {
-	case op == reconciliation.ReconcileNone:
-	case protected:
-		// An admin set rbac.authorization.kubernetes.io/autoupdate=false.
-		logger.Info("Left a protected bootstrap "+kind+" as it is, though it lacks what the API server's defaults give it", "name", describe(namespace, name))
-	default:
-		logger.V(2).Info("Bootstrapped "+kind, "name", describe(namespace, name), "operation", op)
-	}
+// named is a role or binding of the reconciliation package.
+type named interface {
+	GetNamespace() string
+	GetName() string
 }
 
 func describe(namespace, name string) string {
