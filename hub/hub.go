@@ -121,6 +121,9 @@ func Run(ctx context.Context, opts Options) error {
 		cfg    *rest.Config
 		info   Info
 		failed <-chan error
+		// crdsInstalled says that the embedded control plane installed
+		// the CRDs before its controller manager started.
+		crdsInstalled bool
 	)
 	if opts.Kubeconfig != "" {
 		var err error
@@ -145,7 +148,17 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
 		opts.Proxy = NewClusterProxy(ctx)
-		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(opts.ControlPlane)))
+		cpOpts := opts.ControlPlane
+		if cpOpts.BeforeControllers == nil {
+			// The CRDs installed before the controller manager need not
+			// be installed again below.
+			cpOpts.BeforeControllers = func(ctx context.Context, cfg *rest.Config) error {
+				err := installCRDs(ctx, cfg)
+				crdsInstalled = err == nil
+				return err
+			}
+		}
+		cp, err := controlplane.Start(ctx, opts.Proxy.Serve(ControlPlaneOptions(cpOpts)))
 		if err != nil {
 			return err
 		}
@@ -188,7 +201,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
-	if err := prepareRetrying(runCtx, cfg, info.URL); err != nil {
+	if err := prepareRetrying(runCtx, cfg, info.URL, !crdsInstalled); err != nil {
 		return failure(err)
 	}
 	mgrDone, err := StartManager(runCtx, cfg, opts)
@@ -279,8 +292,15 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 // cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
 // and the registration RBAC and admission policy. It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
-	if err := installCRDs(ctx, cfg); err != nil {
-		return err
+	return prepare(ctx, cfg, url, true)
+}
+
+// prepare is Prepare, with the CRDs only when withCRDs.
+func prepare(ctx context.Context, cfg *rest.Config, url string, withCRDs bool) error {
+	if withCRDs {
+		if err := installCRDs(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -306,14 +326,14 @@ func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	return registration.Install(ctx, client)
 }
 
-// prepareRetrying runs Prepare until it succeeds, retrying what another
+// prepareRetrying runs prepare until it succeeds, retrying what another
 // writer or a busy server caused: the members of a hub on an etcd cluster
 // start together and install the same objects at once.
-func prepareRetrying(ctx context.Context, cfg *rest.Config, url string) error {
+func prepareRetrying(ctx context.Context, cfg *rest.Config, url string, withCRDs bool) error {
 	backoff := wait.Backoff{Steps: 8, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Cap: 15 * time.Second}
 	var err error
 	for backoff.Steps > 0 {
-		if err = Prepare(ctx, cfg, url); err == nil || !(apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) ||
+		if err = prepare(ctx, cfg, url, withCRDs); err == nil || !(apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) ||
 			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || etcdElection(err)) {
 			return err
 		}

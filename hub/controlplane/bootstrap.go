@@ -143,7 +143,7 @@ func reconcileBinding(binding reconciliation.RoleBinding, client reconciliation.
 // though it lacks what the API server's defaults give it.
 func reconcileJob(kind string, obj named, run func() (reconciliation.ReconcileOperation, bool, error)) func(context.Context) error {
 	return func(ctx context.Context) error {
-		name := describe(obj.GetNamespace(), obj.GetName())
+		name := klog.KRef(obj.GetNamespace(), obj.GetName())
 		op, protected, err := run()
 		switch {
 		case err != nil:
@@ -162,13 +162,6 @@ func reconcileJob(kind string, obj named, run func() (reconciliation.ReconcileOp
 type named interface {
 	GetNamespace() string
 	GetName() string
-}
-
-func describe(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }
 
 // bootstrapPriorityClasses creates the system priority classes

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -93,12 +94,7 @@ func mutateCRD(got, want *apiextensionsv1.CustomResourceDefinition) (changed boo
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
 }
 
 func waitEstablished(ctx context.Context, api TypedAPI[*apiextensionsv1.CustomResourceDefinition], name string) error {
