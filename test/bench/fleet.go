@@ -344,6 +344,13 @@ func (f *fleet) steadyState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The simulator's memory now, before this process reads the hub's
+	// metrics and profiles: their parsing would be counted as the
+	// agents'.
+	sim, err := sampleSimulator()
+	if err != nil {
+		return err
+	}
 	if reqBefore != nil {
 		if reqAfter := f.requests(ctx); reqAfter != nil {
 			printRequests(fmt.Sprintf("(b) steady state (%s)", *fleetSteady), reqBefore, reqAfter, 1, 0)
@@ -407,34 +414,22 @@ func (f *fleet) steadyState(ctx context.Context) error {
 		row("(b) hub heap spans in use / free spans kept / goroutine stacks", mib(m.inUse)+" / "+mib(m.idleKept)+" / "+mib(m.stacks), "")
 		row("(b) hub goroutines, per cluster", fmt.Sprintf("%d (%.1f)", m.goroutines, float64(m.goroutines)/float64(n)), "")
 	}
-	if self, err := framework.RSSOf(os.Getpid()); err == nil {
-		row(fmt.Sprintf("(b) simulator RSS, before the agents → steady state (%s agents)", *fleetMode), mib(f.simEmpty)+" → "+mib(self), "")
-		row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents, minus the simulator before them)", *fleetMode),
-			fmt.Sprintf("%.0f KiB", float64(self-f.simEmpty)/float64(n)/1024), "< 200 KiB hollow")
-	}
-	// RSS also holds garbage not yet collected and spans the runtime has
-	// not returned: the live heap and stacks are what the agents hold.
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	row(fmt.Sprintf("(b) simulator RSS, before the agents → steady state (%s agents)", *fleetMode), mib(f.simEmpty)+" → "+mib(sim.rss), "")
+	row(fmt.Sprintf("(b) simulator RSS per simulated cluster (%s agents, minus the simulator before them)", *fleetMode),
+		fmt.Sprintf("%.0f KiB", float64(sim.rss-f.simEmpty)/float64(n)/1024), "< 200 KiB hollow")
+	// What that RSS is made of, as the hub's above: the spans that hold
+	// objects (and garbage, and the free slots between them), the free
+	// spans the runtime keeps, the stacks.
+	perCluster := func(b uint64) string { return fmt.Sprintf("%.0f", float64(b)/float64(n)/1024) }
+	row("(b) simulator heap spans in use / free spans kept / goroutine stacks, per simulated cluster (all of the simulator's)",
+		perCluster(sim.held.HeapInuse)+" / "+perCluster(sim.held.HeapIdle-sim.held.HeapReleased)+" / "+perCluster(sim.held.StackInuse)+" KiB", "")
+	// The live heap and stacks are what the agents hold.
 	row(fmt.Sprintf("(b) simulator live heap + goroutine stacks after a GC, per simulated cluster (%s agents, all of the simulator's)", *fleetMode),
-		fmt.Sprintf("%.0f KiB", float64(ms.HeapAlloc+ms.StackInuse)/float64(n)/1024), "")
-	row("(b)   of which live heap / goroutine stacks, per simulated cluster",
-		fmt.Sprintf("%.0f / %.0f KiB", float64(ms.HeapAlloc)/float64(n)/1024, float64(ms.StackInuse)/float64(n)/1024), "")
+		perCluster(sim.live.HeapAlloc+sim.live.StackInuse)+" KiB", "")
+	row("(b)   of which live heap / goroutine stacks, per simulated cluster", perCluster(sim.live.HeapAlloc)+" / "+perCluster(sim.live.StackInuse)+" KiB", "")
 	row("(b) simulator GOGC / GOMEMLIMIT", gcSettings(), "")
-	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(runtime.NumGoroutine())/float64(n)), "")
+	row("(b) simulator goroutines per simulated cluster", fmt.Sprintf("%.1f", float64(sim.goroutines)/float64(n)), "")
 	row(fmt.Sprintf("(b) simulator CPU per simulated cluster (%s agents)", *fleetMode), fmt.Sprintf("%.3f ms/s", (simAfter-simBefore).Seconds()*1000/wall.Seconds()/float64(n)), "")
-	if *fleetPprof != "" {
-		if err := os.MkdirAll(*fleetPprof, 0o755); err != nil {
-			return err
-		}
-		if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
-			return err
-		}
-		if err := writeProfile("goroutine", filepath.Join(*fleetPprof, "simulator-goroutine.pprof")); err != nil {
-			return err
-		}
-	}
 	counts, err := countObjects(ctx, f.cfg)
 	if err != nil {
 		return err
@@ -692,4 +687,37 @@ func withCause(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", err, cause)
 	}
 	return err
+}
+
+// simulatorSample is this process's memory at the end of the steady
+// state: its RSS, the runtime's accounting of it then (held), and after
+// a collection (live), and its goroutines.
+type simulatorSample struct {
+	rss        int64
+	held, live runtime.MemStats
+	goroutines int
+}
+
+// sampleSimulator samples the simulator's memory and, with -pprof-dir,
+// writes its heap profile (of the collection it forces) and goroutines.
+func sampleSimulator() (simulatorSample, error) {
+	var s simulatorSample
+	var err error
+	if s.rss, err = framework.RSSOf(os.Getpid()); err != nil {
+		return s, err
+	}
+	runtime.ReadMemStats(&s.held)
+	runtime.GC()
+	runtime.ReadMemStats(&s.live)
+	s.goroutines = runtime.NumGoroutine()
+	if *fleetPprof == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(*fleetPprof, 0o755); err != nil {
+		return s, err
+	}
+	if err := writeHeapProfile(filepath.Join(*fleetPprof, "simulator-heap.pprof")); err != nil {
+		return s, err
+	}
+	return s, writeProfile("goroutine", filepath.Join(*fleetPprof, "simulator-goroutine.pprof"))
 }
