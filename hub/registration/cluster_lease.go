@@ -18,9 +18,11 @@ import (
 )
 
 // reconcileLease marks a cluster Available=Unknown once its agent has not
-// renewed managed-cluster-lease for 5 × spec.leaseDurationSeconds, and
-// otherwise asks to run again when that deadline passes. Clusters that were
-// never accepted have no lease to watch.
+// renewed managed-cluster-lease for 5 × spec.leaseDurationSeconds (the
+// longer of the old and the new period while the agent has not renewed at
+// a new one yet, see followLease), and otherwise asks to run again when
+// that deadline passes. Clusters that were never accepted have no lease to
+// watch.
 func (r *ClusterReconciler) reconcileLease(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	cluster := s.cluster
 	if meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) == nil {
@@ -36,22 +38,31 @@ func (r *ClusterReconciler) reconcileLease(ctx context.Context, s *clusterScope)
 		return ctrl.Result{}, fmt.Errorf("get lease %s: %w", key, err)
 	}
 
-	expired, left := leaseCheck(renewTime(lease), cluster.Spec.LeaseDurationSeconds, s.now.Time)
+	f := followLease(lease, cluster.Spec.LeaseDurationSeconds, s.now.Time)
+	expired, left := leaseCheck(renewTime(lease), f.graceSeconds, s.now.Time)
 	if expired {
 		// The cache may not have seen the latest renewal yet: ask the API
 		// server before declaring the agent gone.
 		if err := r.APIReader.Get(ctx, key, lease); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("get lease %s: %w", key, err)
 		}
-		expired, left = leaseCheck(renewTime(lease), cluster.Spec.LeaseDurationSeconds, time.Now())
+		now := time.Now()
+		f = followLease(lease, cluster.Spec.LeaseDurationSeconds, now)
+		expired, left = leaseCheck(renewTime(lease), f.graceSeconds, now)
+	}
+	if err := r.recordLeaseChange(ctx, lease, f); err != nil {
+		return ctrl.Result{}, err
 	}
 	if !expired {
+		if f.recheck > 0 && f.recheck < left {
+			left = f.recheck
+		}
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	if meta.IsStatusConditionPresentAndEqual(cluster.Status.Conditions, clusterv1.ManagedClusterConditionAvailable, metav1.ConditionUnknown) {
 		return ctrl.Result{}, nil
 	}
-	cond := leaseStoppedCondition(cluster.Spec.LeaseDurationSeconds, cluster.Generation)
+	cond := leaseStoppedCondition(f.graceSeconds, cluster.Generation)
 	meta.SetStatusCondition(&cluster.Status.Conditions, cond)
 	s.events.Add(corev1.EventTypeWarning, reasonAvailableUnknown, "CheckLease", "%s", cond.Message)
 	// A renewal does not make the cluster Available again: its agent does.
