@@ -40,6 +40,10 @@ type scope struct {
 	placements []policyv1.Placement
 	// clusters are the clusters the root is copied to, sorted.
 	clusters []string
+	// decided is when the root's Placements last decided (the oldest of
+	// their last decisions), grace the longest of their failover graces.
+	decided time.Time
+	grace   time.Duration
 	// copies are the root's replicated policies by cluster namespace, as
 	// they are after the writes.
 	copies map[string]*policyv1.Policy

@@ -24,7 +24,12 @@
 // Copies are found by that label, never
 // by owner references across namespaces; a copy whose cluster left the
 // decisions, whose binding or root went, or whose root is disabled is
-// deleted. A finalizer on the root deletes its copies before it goes; a
+// deleted, but for failover (package hub/failover, as the replica sets'
+// works): a cluster that left while the hub tainted it unreachable or
+// unavailable keeps its copy, unwritten, until a replacement's copy has
+// reported its compliance or, without one, for the longest failover grace
+// of the root's Placements, and a cluster back from an outage keeps it
+// until the Placements have decided since. A finalizer on the root deletes its copies before it goes; a
 // missing root is left alone, so copies made by hand are not touched. A
 // root whose "<ns>.<name>" is longer than 62 characters is not copied; its status.details says why, and a Warning event repeats it.
 //
@@ -43,7 +48,9 @@
 // PolicySet, before and after a change), PlacementDecisions (to the
 // policies bound to their Placement), PolicySets (to the policies they
 // list, before and after a change), ManagedClusters whose labels change
-// (to the roots with hub templates copied there) and the objects hub
+// (to the roots with hub templates copied there) or whose taints change
+// (to the roots with a copy there), Placements (read for their failover
+// grace, from the cache) and the objects hub
 // templates read. SetReconciler watches PolicySets, root Policies and
 // PlacementBindings.
 package policy

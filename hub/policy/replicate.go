@@ -31,13 +31,14 @@ const copyWriters = 16
 // findTargets finds the bindings and clusters of the root; a disabled root,
 // or one whose name is too long, is copied nowhere.
 func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, error) {
-	placements, clusters, err := r.targets(ctx, s.root)
+	ts, err := r.targets(ctx, s.root)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.placements = placements
+	s.placements = ts.placements
+	s.decided, s.grace = ts.decided, ts.grace
 	if !s.root.Spec.Disabled && !nameTooLong(s.root) {
-		s.clusters = clusters
+		s.clusters = ts.clusters
 	}
 	return ctrl.Result{}, nil
 }
@@ -109,6 +110,15 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	if len(failed) > 0 {
 		return ctrl.Result{}, errors.Join(failed...)
+	}
+	// The copies left in existing belong to clusters no longer chosen:
+	// those the hub tainted for health stay for failover.
+	wait, err := r.keepForFailover(ctx, s, existing)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
+		result.RequeueAfter = wait
 	}
 	if err := r.deleteCopies(ctx, name, existing); err != nil {
 		return ctrl.Result{}, err

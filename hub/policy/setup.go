@@ -44,6 +44,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfDecision)).
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfSetAndDependents)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.templatedPoliciesOfCluster), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfCluster), builder.WithPredicates(taintsChanged())).
 		WatchesRawSource(source.Func(r.refs.Start)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
 		Complete(r)

@@ -4,11 +4,15 @@ import (
 	"context"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
@@ -107,6 +111,39 @@ func (r *Reconciler) templatedPoliciesOfCluster(ctx context.Context, o client.Ob
 	for i := range list.Items {
 		ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel])
 		if ok && r.refs.withTemplates(types.NamespacedName{Namespace: ns, Name: name}) {
+			reqs = append(reqs, request(ns, name))
+		}
+	}
+	return reqs
+}
+
+// taintsChanged passes ManagedCluster updates that change its taints,
+// which decide whether a copy of a cluster no longer chosen stays for
+// failover.
+func taintsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+			n, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return ok1 && ok2 && !equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// policiesOfCluster maps a ManagedCluster to the roots with a copy in its
+// namespace.
+func (r *Reconciler) policiesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &policyv1.PolicyList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetName()), client.HasLabels{policyv1.RootPolicyLabel}, client.UnsafeDisableDeepCopy); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot list the replicated policies of a cluster", "cluster", o.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel]); ok {
 			reqs = append(reqs, request(ns, name))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/failover"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
@@ -63,9 +64,9 @@ type scope struct {
 	conflicts []string
 	// missingNamespace are clusters whose hub namespace does not exist yet.
 	missingNamespace []string
-	// kept maps a cluster that left the decisions while unreachable to the
-	// replacement whose Available its work waits for.
-	kept   map[string]string
+	// kept are the clusters that left the decisions while the hub tainted
+	// them for health and keep their work, and what for.
+	kept   map[string]failover.Kept
 	events reconcile.Events
 }
 

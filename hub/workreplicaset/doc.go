@@ -27,18 +27,21 @@
 // more is pushed. Clusters new to a Placement take the same road. Timers
 // (minSuccessTime, progressDeadline) are RequeueAfter, never sleeps.
 //
-// Safe failover (a Flotilla extension). A work whose cluster left the
-// decisions while tainted cluster.open-cluster-management.io/unreachable is
+// Safe failover (a Flotilla extension, package hub/failover). A work whose
+// cluster left the decisions while the hub tainted it for its health
+// (cluster.open-cluster-management.io/unreachable or .../unavailable) is
 // kept until a replacement, a chosen cluster whose work is new since the
-// taint, reports Available (without a replacement, while the cluster stays
-// unreachable); then it is deleted in the ordinary way, which the agent
-// carries out when its cluster is back. Nothing is written for
-// the unreachable cluster meanwhile. The conditions' messages name the
-// works kept and what they wait for. A cluster that comes back (its
-// Available condition turns True and the taint goes) keeps its work until
-// the Placements have decided since, at most 30 s: their next decision
-// usually chooses it again, and deleting the work in between would delete
-// and re-create its objects on the spoke.
+// taint, reports Available; without a replacement, until the taint is
+// older than the failover grace of the Placement that rolled it out
+// (annotation cluster.flotilla.io/failover-grace, default 5m). Then it is
+// deleted in the ordinary way, which the agent carries out when its
+// cluster is back. Nothing is written for the tainted cluster meanwhile.
+// The conditions' messages name the works kept and what they wait for;
+// the summary counts the works of the chosen clusters only. A cluster that
+// comes back (its Available condition turns True and the taint goes) keeps
+// its work until the Placements have decided since, at most 30 s: their
+// next decision usually chooses it again, and deleting the work in between
+// would delete and re-create its objects on the spoke.
 //
 // Status: conditions PlacementVerified, ManifestworkApplied and
 // PlacementRolledOut, summary and placementSummary, written once per

@@ -99,7 +99,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, works cache.Cache) error
 	if err := idx.IndexField(ctx, &clusterv1beta1.PlacementDecision{}, decisionClusterIndex, decisionClusters); err != nil {
 		return fmt.Errorf("index PlacementDecisions by cluster: %w", err)
 	}
-	specChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	// The failover grace is an annotation: its change matters too.
+	specChanged := builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestworkreplicaset").
 		For(&workv1alpha1.ManifestWorkReplicaSet{}, builder.WithPredicates(replicaSetChanged())).

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +16,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/failover"
 )
 
 // setStatus writes the summaries and conditions into the replica set (the
@@ -45,11 +47,17 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 	return ctrl.Result{}, nil
 }
 
-// summarize counts the works of all placements and of each.
+// summarize counts the works of the chosen clusters, of all placements
+// and of each. Works kept for failover on clusters no longer chosen are
+// not counted: the summary says how far the replica set is from what its
+// Placements want (applied never exceeds desiredTotal), and the conditions
+// name the works kept and what for.
 func summarize(s *scope) (workv1alpha1.ManifestWorkReplicaSetSummary, []workv1alpha1.PlacementSummary) {
 	var total workv1alpha1.ManifestWorkReplicaSetSummary
-	for _, w := range s.works {
-		count(&total, w, false)
+	for c, w := range s.works {
+		if s.chosen[c] != nil {
+			count(&total, w, false)
+		}
 	}
 	total.DesiredTotal = len(s.chosen)
 	placements := make([]workv1alpha1.PlacementSummary, 0, len(s.placements))
@@ -137,6 +145,11 @@ func placementVerified(s *scope) metav1.Condition {
 		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonAsExpected
 		cond.Message = fmt.Sprintf("%d clusters chosen", len(s.chosen))
 	}
+	for _, pt := range s.placements {
+		if pt.graceErr != nil {
+			cond.Message += "; " + pt.graceErr.Error()
+		}
+	}
 	return cond
 }
 
@@ -177,11 +190,15 @@ func manifestworkApplied(s *scope) metav1.Condition {
 // and which stopped or is still under way.
 func placementRolledOut(s *scope) metav1.Condition {
 	cond := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut}
-	var stopped, progressing []string
+	var stopped, progressing, waiting []string
 	done := 0
 	for _, pt := range s.placements {
 		ro := pt.rollout
 		switch {
+		case !pt.found:
+			waiting = append(waiting, fmt.Sprintf("Placement %s: waiting for it to be created", pt.name))
+		case !pt.decided:
+			waiting = append(waiting, fmt.Sprintf("Placement %s: waiting for its first decision", pt.name))
 		case ro.stopped:
 			var bad []string
 			for _, f := range ro.failed {
@@ -205,10 +222,12 @@ func placementRolledOut(s *scope) metav1.Condition {
 		cond.Message = "nothing is rolled out until the spec is fixed (see ManifestworkApplied)"
 	case len(stopped) > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
-		cond.Message = strings.Join(append(stopped, progressing...), "; ")
-	case len(progressing) > 0:
+		cond.Message = strings.Join(append(append(stopped, progressing...), waiting...), "; ")
+	case len(progressing) > 0 || len(waiting) > 0:
+		// Nothing can be rolled out to a Placement that does not exist or
+		// has not decided: the rollout waits for it, it is not complete.
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProgressing
-		cond.Message = strings.Join(progressing, "; ")
+		cond.Message = strings.Join(append(progressing, waiting...), "; ")
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonComplete
 		cond.Message = fmt.Sprintf("rolled out to %d clusters", done)
@@ -219,22 +238,25 @@ func placementRolledOut(s *scope) metav1.Condition {
 	return cond
 }
 
-// keptMessage says which works stay on unreachable clusters, and for what.
-func keptMessage(kept map[string]string) string {
+// keptMessage says which works stay on clusters the hub tainted for
+// health, and for what.
+func keptMessage(kept map[string]failover.Kept) string {
 	if len(kept) == 0 {
 		return ""
 	}
 	var parts []string
 	for _, c := range slices.Sorted(maps.Keys(kept)) {
-		if kept[c] == "" {
-			parts = append(parts, fmt.Sprintf("%s until a replacement is chosen and Available", c))
+		k := kept[c]
+		if k.Replacement != "" {
+			parts = append(parts, fmt.Sprintf("%s (%s) until %s is Available", c, failover.ShortTaint(k.Taint), k.Replacement))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s until %s is Available", c, kept[c]))
+		parts = append(parts, fmt.Sprintf("%s (%s) until it is chosen again, a replacement is Available, or the failover grace ends at %s",
+			c, failover.ShortTaint(k.Taint), k.Until.UTC().Format(time.RFC3339)))
 	}
-	noun := "works kept on unreachable clusters"
+	noun := "works kept on tainted clusters"
 	if len(kept) == 1 {
-		noun = "work kept on unreachable cluster"
+		noun = "work kept on tainted cluster"
 	}
 	return fmt.Sprintf("%d %s %s", len(kept), noun, shortList(parts))
 }

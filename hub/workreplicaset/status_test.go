@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/failover"
 )
 
 // testScope is a replica set with placement "p" choosing clusters, each
@@ -89,10 +92,41 @@ func TestConditions(t *testing.T) {
 				return s
 			}},
 		{name: "every work exists, with one kept for failover", cond: manifestworkApplied, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonAsExpected,
-			msg: "1 ManifestWorks exist, one for each chosen cluster; 1 work kept on unreachable cluster old until a is Available",
+			msg: "1 ManifestWorks exist, one for each chosen cluster; 1 work kept on tainted cluster old (unreachable) until a is Available",
 			scope: func() *scope {
 				s := testScope([]string{"a"}, "a", "old")
-				s.kept = map[string]string{"old": "a"}
+				s.kept = map[string]failover.Kept{"old": {Taint: clusterv1.ManagedClusterTaintUnreachable, Replacement: "a"}}
+				return s
+			}},
+		{name: "a work kept without a replacement says until when", cond: placementRolledOut, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonComplete,
+			msg: "rolled out to 1 clusters; 1 work kept on tainted cluster old (unavailable) until it is chosen again, a replacement is Available, or the failover grace ends at 2026-01-01T12:05:00Z",
+			scope: func() *scope {
+				s := testScope([]string{"a"}, "a", "old")
+				s.placements[0].rollout = rolloutResult{complete: true, succeeded: 1}
+				s.kept = map[string]failover.Kept{"old": {Taint: clusterv1.ManagedClusterTaintUnavailable, Until: time.Date(2026, 1, 1, 12, 5, 0, 0, time.UTC)}}
+				return s
+			}},
+		{name: "a missing placement is waited for, not complete", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonProgressing,
+			msg: "Placement p: waiting for it to be created",
+			scope: func() *scope {
+				s := testScope(nil)
+				s.placements[0].found, s.placements[0].decided = false, false
+				s.placements[0].rollout = rolloutResult{complete: true}
+				return s
+			}},
+		{name: "an undecided placement is waited for", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonProgressing,
+			msg: "Placement p: waiting for its first decision",
+			scope: func() *scope {
+				s := testScope(nil)
+				s.placements[0].decided = false
+				s.placements[0].rollout = rolloutResult{complete: true}
+				return s
+			}},
+		{name: "an unreadable failover grace is reported", cond: placementVerified, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonAsExpected,
+			msg: "1 clusters chosen; annotation cluster.flotilla.io/failover-grace",
+			scope: func() *scope {
+				s := testScope([]string{"a"})
+				s.placements[0].graceErr = errors.New("annotation cluster.flotilla.io/failover-grace is bad")
 				return s
 			}},
 		{name: "rollout stopped names the failures", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonNotAsExpected,
@@ -137,9 +171,12 @@ func TestSummarize(t *testing.T) {
 	s.works["a"].Status.Conditions = []metav1.Condition{cond(workv1.WorkApplied), cond(workv1.WorkAvailable)}
 	s.works["b"].Status.Conditions = []metav1.Condition{cond(workv1.WorkApplied), cond(workv1.WorkDegraded), cond(workv1.WorkProgressing)}
 	s.works["b"].Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: "Orphan"}
+	// A work kept for failover on a cluster no longer chosen is not counted:
+	// applied never reads more than the desired total.
+	s.works["kept"].Status.Conditions = []metav1.Condition{cond(workv1.WorkApplied), cond(workv1.WorkAvailable)}
 
 	total, placements := summarize(s)
-	want := workv1alpha1.ManifestWorkReplicaSetSummary{Total: 3, DesiredTotal: 3, Applied: 2, Available: 1, Degraded: 1, Progressing: 1, Updated: 1}
+	want := workv1alpha1.ManifestWorkReplicaSetSummary{Total: 2, DesiredTotal: 3, Applied: 2, Available: 1, Degraded: 1, Progressing: 1, Updated: 1}
 	if total != want {
 		t.Errorf("summary = %+v, want %+v", total, want)
 	}

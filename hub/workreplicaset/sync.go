@@ -9,14 +9,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/hub/failover"
 	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
@@ -131,15 +130,18 @@ func (r *Reconciler) writeWork(ctx context.Context, s *scope, cluster, placement
 }
 
 // leaving returns the works of clusters no longer chosen that go now, and
-// records in s.kept those that stay for failover. A cluster back from an
-// outage keeps its work until every Placement has decided since it came
-// back (at most returnGrace): in between, its absence from the decisions
-// is the outage's, not a decision, and deleting the work would delete and
-// re-create its objects on the spoke. The duration is when to look again
-// for such a cluster, 0 if there is none.
+// records in s.kept those that stay for failover (failover.Keep: a cluster
+// the hub tainted for health keeps its work until a replacement is
+// Available, or without one for its Placement's failover grace). A cluster
+// back from an outage keeps its work until every Placement has decided
+// since it came back (at most failover.ReturnGrace): in between, its
+// absence from the decisions is the outage's, not a decision, and deleting
+// the work would delete and re-create its objects on the spoke. The
+// duration is when to look again (a grace that ends, a cluster back), 0 if
+// never.
 func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestWork, time.Duration, error) {
 	var (
-		leavers   []leaver
+		leavers   []failover.Leaver
 		returning = map[string]time.Duration{}
 	)
 	decided := s.lastDecided()
@@ -147,20 +149,16 @@ func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestW
 		if s.chosen[c] != nil || !w.DeletionTimestamp.IsZero() {
 			continue
 		}
-		l := leaver{cluster: c}
 		mc := &clusterv1.ManagedCluster{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Name: c}, mc); client.IgnoreNotFound(err) != nil {
 			return nil, 0, fmt.Errorf("get ManagedCluster %s: %w", c, err)
 		}
-		for _, t := range mc.Spec.Taints {
-			if t.Key == clusterv1.ManagedClusterTaintUnreachable {
-				l.unreachableSince = t.TimeAdded.Time
-			}
-		}
-		if wait := returnWait(mc, l.unreachableSince, decided, s.now); wait > 0 && s.works[c] != nil {
+		if wait := failover.ReturnWait(mc, decided, s.now); wait > 0 {
 			returning[c] = wait
 			continue
 		}
+		l := failover.Leaver{Cluster: c, Grace: s.graceOf(w)}
+		l.Taint, l.Since = failover.HealthTaint(mc)
 		leavers = append(leavers, l)
 	}
 	var next time.Duration
@@ -174,52 +172,51 @@ func (r *Reconciler) leaving(ctx context.Context, s *scope) ([]*workv1.ManifestW
 	if len(leavers) == 0 {
 		return nil, next, nil
 	}
-	var candidates []candidate
+	var candidates []failover.Candidate
 	for c := range s.chosen {
-		cand := candidate{cluster: c}
+		cand := failover.Candidate{Cluster: c}
 		if w := s.works[c]; w != nil {
-			cand.workCreated, cand.available = w.CreationTimestamp.Time, isAvailable(w)
+			cand.Created, cand.Ready = w.CreationTimestamp.Time, isAvailable(w)
 		}
 		candidates = append(candidates, cand)
 	}
-	s.kept = keepForFailover(leavers, candidates)
+	kept, graceEnds := failover.Keep(leavers, candidates, s.now)
+	s.kept = kept
+	if !graceEnds.IsZero() {
+		// Timestamps have whole seconds: look again just after the end.
+		wait := graceEnds.Sub(s.now) + time.Second
+		if next == 0 || wait < next {
+			next = wait
+		}
+	}
 	var doomed []*workv1.ManifestWork
 	for _, l := range leavers {
-		if replacement, ok := s.kept[l.cluster]; ok {
-			klog.FromContext(ctx).V(1).Info("Keeping the work of an unreachable cluster until its replacement is Available",
-				"manifestWorkReplicaSet", klog.KObj(s.mwrs), "cluster", l.cluster, "replacement", replacement)
+		if k, ok := s.kept[l.Cluster]; ok {
+			klog.FromContext(ctx).V(1).Info("Keeping the work of a cluster the hub tainted for its health",
+				"manifestWorkReplicaSet", klog.KObj(s.mwrs), "cluster", l.Cluster, "taint", k.Taint, "replacement", k.Replacement, "until", k.Until)
 			continue
 		}
-		doomed = append(doomed, s.works[l.cluster])
+		doomed = append(doomed, s.works[l.Cluster])
 	}
 	return doomed, next, nil
 }
 
-// returnGrace bounds how long the work of a cluster back from an outage
-// waits for its Placement's next decision (which follows the taint's
-// removal within moments) before the cluster is an ordinary leaver.
-const returnGrace = 30 * time.Second
-
-// returnWait is how much longer a leaver mc, not chosen now, keeps its
-// work because it came back from an outage since the Placements last
-// decided (decided, the oldest of their last decisions): 0 when it is
-// unreachable (keepForFailover decides), was reachable before the last
-// decision, or came back over returnGrace ago. It came back when its
-// Available condition last turned True; timestamps have whole seconds, so
-// a decision in the same second counts as before it.
-func returnWait(mc *clusterv1.ManagedCluster, unreachableSince, decided, now time.Time) time.Duration {
-	if !unreachableSince.IsZero() {
-		return 0
+// graceOf is the failover grace of a leaver's work w: that of the
+// Placement that rolled it out, or, when that is no longer a PlacementRef
+// of the replica set, the longest of theirs (failover.DefaultGrace with
+// none).
+func (s *scope) graceOf(w *workv1.ManifestWork) time.Duration {
+	longest, some := time.Duration(0), false
+	for _, pt := range s.placements {
+		if pt.name == w.Labels[workv1.ManifestWorkReplicaSetPlacementNameLabel] {
+			return pt.grace
+		}
+		longest, some = max(longest, pt.grace), true
 	}
-	cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
-	if cond == nil || cond.Status != metav1.ConditionTrue {
-		return 0
+	if !some {
+		return failover.DefaultGrace
 	}
-	back := cond.LastTransitionTime.Time
-	if decided.Truncate(time.Second).After(back.Truncate(time.Second)) {
-		return 0
-	}
-	return back.Add(returnGrace).Sub(now)
+	return longest
 }
 
 // lastDecided is when the replica set's Placements last wrote their

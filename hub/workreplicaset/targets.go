@@ -15,6 +15,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	"github.com/flotilla-io/flotilla/hub/failover"
 	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
 )
 
@@ -30,6 +31,10 @@ type placementTarget struct {
 	clusters []string
 	// decidedAt is when the placement last wrote a PlacementDecision.
 	decidedAt time.Time
+	// grace is the Placement's failover grace; graceErr says why its
+	// annotation could not be read.
+	grace    time.Duration
+	graceErr error
 	// decisionOrder are all the clusters the placement chose.
 	decisionOrder []string
 	// clustersPerGroup is the placement's clustersPerDecisionGroup.
@@ -88,7 +93,7 @@ func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, er
 
 // readPlacement reads a Placement and the clusters its decisions chose.
 func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*placementTarget, error) {
-	pt := &placementTarget{name: name, groups: map[string]group{}}
+	pt := &placementTarget{name: name, groups: map[string]group{}, grace: failover.DefaultGrace}
 	p := &clusterv1beta1.Placement{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 		if client.IgnoreNotFound(err) == nil {
@@ -97,6 +102,7 @@ func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*place
 		return nil, fmt.Errorf("get Placement %s/%s: %w", ns, name, err)
 	}
 	pt.found = true
+	pt.grace, pt.graceErr = failover.Grace(p)
 	pt.clustersPerGroup = p.Spec.DecisionStrategy.GroupStrategy.ClustersPerDecisionGroup
 	list := &clusterv1beta1.PlacementDecisionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: name}, client.UnsafeDisableDeepCopy); err != nil {
@@ -104,12 +110,7 @@ func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*place
 	}
 	pt.decided = len(list.Items) > 0
 	for _, pd := range list.Items {
-		pt.decidedAt = latest(pt.decidedAt, pd.CreationTimestamp.Time)
-		for _, f := range pd.ManagedFields {
-			if f.Time != nil {
-				pt.decidedAt = latest(pt.decidedAt, f.Time.Time)
-			}
-		}
+		pt.decidedAt = latest(pt.decidedAt, failover.DecidedAt(&pd))
 		g := group{name: pd.Labels[clusterv1beta1.DecisionGroupNameLabel]}
 		if i, err := strconv.ParseInt(pd.Labels[clusterv1beta1.DecisionGroupIndexLabel], 10, 32); err == nil {
 			g.index = int32(i)

@@ -64,3 +64,11 @@ const (
 	// PrioritizerSpread spreads decisions evenly over topologies.
 	PrioritizerSpread = "Spread"
 )
+
+// FailoverGraceAnnotation on a Placement bounds how long what it placed on
+// a cluster stays there after the cluster left its decisions because the
+// hub tainted it unreachable or unavailable, when no replacement takes over
+// (a Go duration such as "10m"; default 5m, "0s" turns the grace off). A
+// Flotilla annotation, read by the ManifestWorkReplicaSet controller and
+// the policy propagator: OCM deletes at once.
+const FailoverGraceAnnotation = "cluster.flotilla.io/failover-grace"
