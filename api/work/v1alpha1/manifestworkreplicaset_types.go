@@ -125,7 +125,9 @@ type PlacementSummary struct {
 
 // ManifestWorkReplicaSetSummary counts ManifestWorks by state.
 type ManifestWorkReplicaSetSummary struct {
-	// Total is the number of ManifestWorks that exist.
+	// Total is the number of ManifestWorks that exist for the chosen
+	// clusters; works kept for failover on clusters no longer chosen are
+	// not counted (the conditions name them).
 	// +optional
 	Total int `json:"total"`
 
