@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
@@ -92,7 +93,9 @@ With --wait it then waits until the agent of every cluster reports the
 work Applied and Available (with --placement: until the rollout is
 complete), printing a line whenever a cluster's state changes; after
 --timeout it fails, naming what each cluster still lacks. A rollout that
-stops because clusters failed fails the wait at once.`,
+stops because clusters failed fails the wait at once, and so does a work
+whose object another work holds (which the agent does not apply until
+that work lets go of it).`,
 		Example: `  # Run the objects of app.yaml on two clusters.
   flotilla create work app -f app.yaml --clusters cluster1,cluster2
 
@@ -311,6 +314,26 @@ func workMissing(mw *workv1.ManifestWork, generation int64) []string {
 	return m
 }
 
+// workHeld says which manifest of the work its agent does not apply
+// because another work holds the object, and why; "" when none. Waiting
+// does not change that: the other work keeps the object until it is
+// deleted or drops it.
+func workHeld(mw *workv1.ManifestWork, generation int64) string {
+	if mw == nil {
+		return ""
+	}
+	for _, m := range mw.Status.ResourceStatus.Manifests {
+		c := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
+		if c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration < generation && c.ObservedGeneration != 0 {
+			continue
+		}
+		if c.Reason == work.ReasonAppliedByAnotherWork || c.Reason == work.ReasonApplyConflict {
+			return fmt.Sprintf("manifest %d: %s", m.ResourceMeta.Ordinal, c.Message)
+		}
+	}
+	return ""
+}
+
 // waitReady waits until every cluster reports the work Applied and
 // Available, reporting each cluster's state as it changes.
 func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name string) error {
@@ -352,6 +375,9 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *clients, name stri
 				if _, ok := generation[cluster]; !ok {
 					generation[cluster] = mw.Generation
 				}
+			}
+			if held := workHeld(mw, generation[cluster]); held != "" {
+				return false, fmt.Errorf("ManifestWork %s in cluster %s is not applied: %s\nSee its status with: flotilla get works --clusters %s %s -o wide", name, cluster, held, cluster, name)
 			}
 			m := workMissing(mw, generation[cluster])
 			missing[cluster] = m

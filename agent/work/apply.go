@@ -31,6 +31,9 @@ type applyResult struct {
 	// cached is the status of an earlier pass, which stands because
 	// neither the object nor the work changed since.
 	cached *workv1.ManifestCondition
+	// heldBy is the work that holds the object, when another than this
+	// one: the pass did not write it (see held).
+	heldBy *holder
 }
 
 // drift is how an object differed from its manifest.
@@ -59,11 +62,14 @@ func (r *reconciler) apply(ctx context.Context, s *scope) error {
 // applyManifest applies one manifest with its update strategy, unless
 // neither it nor its object changed since the last pass.
 func (r *reconciler) applyManifest(ctx context.Context, s *scope, m *manifest) applyResult {
-	if st := s.state.manifests[m.key]; st != nil && st.hash == m.hash && st.generation == s.work.Generation &&
-		r.watcher.current(m.key.GroupVersionResource, m.key.Namespace, m.key.Name, st.resourceVersion) {
-		return applyResult{cached: &st.status, owned: st.owned}
+	st := s.state.manifests[m.key]
+	if st != nil && st.hash == m.hash && st.generation == s.work.Generation &&
+		r.watcher.current(m.key.GroupVersionResource, m.key.Namespace, m.key.Name, st.resourceVersion) &&
+		(st.heldBy == nil || r.watcher.hasApplied(st.heldBy.applied, st.heldBy.uid)) {
+		return applyResult{cached: &st.status, owned: st.owned, heldBy: st.heldBy}
 	}
-	if m.strategy != workv1.UpdateStrategyTypeReadOnly && !isComplete(s.previous(m)) && r.watcher.absent(m.key.GroupVersionResource, m.key.Namespace, m.key.Name) {
+	waiting := st != nil && st.heldBy != nil
+	if m.strategy != workv1.UpdateStrategyTypeReadOnly && !isComplete(s.previous(m)) && !waiting && r.watcher.absent(m.key.GroupVersionResource, m.key.Namespace, m.key.Name) {
 		// Most likely a new object: create it without reading it first.
 		if res := r.create(ctx, s, m); !apierrors.IsAlreadyExists(errors.Unwrap(res.err)) {
 			r.watcher.watch(m.key.GroupVersionResource)
@@ -78,6 +84,14 @@ func (r *reconciler) applyManifest(ctx context.Context, s *scope, m *manifest) a
 		return applyResult{err: fmt.Errorf("read %s: %w", describe(m.key), err), readErr: err}
 	}
 	var res applyResult
+	if adopts := m.strategy == workv1.UpdateStrategyTypeUpdate || m.strategy == workv1.UpdateStrategyTypeServerSideApply; adopts && !isComplete(s.previous(m)) {
+		if held, ok := r.held(ctx, s, m, live); ok {
+			if held.owned {
+				r.watcher.watch(m.key.GroupVersionResource)
+			}
+			return held
+		}
+	}
 	switch {
 	case m.strategy == workv1.UpdateStrategyTypeReadOnly:
 		res = applyResult{live: live}
@@ -133,8 +147,10 @@ func (r *reconciler) driftOf(s *scope, m *manifest, live *unstructured.Unstructu
 	if contains(want, live.Object) {
 		return nil
 	}
+	// The state of a manifest that waited for another work is not what
+	// this work applied: taking the object over is an update.
 	st := s.state.manifests[m.key]
-	if live.GetAnnotations()[hashAnnotation] != m.hash && (st == nil || st.hash != m.hash) {
+	if live.GetAnnotations()[hashAnnotation] != m.hash && (st == nil || st.hash != m.hash || st.heldBy != nil) {
 		return nil
 	}
 	return &drift{fields: driftedFields(want, live.Object)}

@@ -12,7 +12,11 @@
 // AppliedManifestWork <hubHash>-<work>, which records what was applied;
 // deleting the work deletes or orphans them by its deleteOption. An
 // object changed on the spoke is put back as soon as its watch reports
-// it, and counted in the manifest's drift record (docs/drift.md).
+// it, and counted in the manifest's drift record (docs/drift.md). Of
+// two works that apply one object, the one whose AppliedManifestWork
+// comes first among its owners keeps it; the other adds only its
+// ownerReference, reports which work holds the object (owners.go), and
+// takes it over once that work lets go.
 //
 // A reconcile is: get the work → finalizer → one status patch at the end,
 // only when the status changed → phases, one file each: plan (decode and

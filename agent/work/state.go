@@ -43,6 +43,8 @@ type manifestState struct {
 	status workv1.ManifestCondition
 	// owned says the object carries the AppliedManifestWork's ownerReference.
 	owned bool
+	// heldBy is the work that held the object, when another than this one.
+	heldBy *holder
 }
 
 // objectKey identifies an object on the spoke.

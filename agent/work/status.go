@@ -52,13 +52,17 @@ func (r *reconciler) report(_ context.Context, s *scope) error {
 // may skip it when nothing changed. A failed manifest is not remembered.
 func (r *reconciler) remember(s *scope, m *manifest, status workv1.ManifestCondition) {
 	res := m.result
-	if m.invalid != nil || s.refused != "" || res.err != nil || res.live == nil {
+	if m.invalid != nil || s.refused != "" || res.err != nil || (res.live == nil && res.heldBy == nil) {
 		delete(s.state.manifests, m.key)
 		return
 	}
-	s.state.manifests[m.key] = &manifestState{
-		hash: m.hash, resourceVersion: res.live.GetResourceVersion(), generation: s.work.Generation, status: status, owned: res.owned,
+	st := &manifestState{hash: m.hash, generation: s.work.Generation, status: status, owned: res.owned, heldBy: res.heldBy}
+	if res.live != nil {
+		// A held object that is gone is never current: each pass looks
+		// whether its holder still keeps it.
+		st.resourceVersion = res.live.GetResourceVersion()
 	}
+	s.state.manifests[m.key] = st
 }
 
 // previous is the status the work reported for m before, when it named
@@ -98,6 +102,12 @@ func (r *reconciler) manifestStatus(s *scope, m *manifest, prev *workv1.Manifest
 		return mc
 	case res.err != nil:
 		cond(workv1.ManifestApplied, metav1.ConditionFalse, workv1.ReasonAppliedManifestFailed, res.err.Error())
+	case res.heldBy != nil:
+		reason, msg := heldCondition(m, res.heldBy)
+		cond(workv1.ManifestApplied, metav1.ConditionFalse, reason, msg)
+		if c := prevCondition(prev, workv1.ManifestApplied); c == nil || c.Reason != reason {
+			s.events = append(s.events, workEvent{corev1.EventTypeWarning, reason, truncate(msg)})
+		}
 	case m.strategy == workv1.UpdateStrategyTypeReadOnly:
 		cond(workv1.ManifestApplied, metav1.ConditionTrue, workv1.ReasonAppliedManifestComplete, "Read only: the object is read, never written")
 	default:
@@ -150,6 +160,14 @@ func (s *scope) driftEvents(m *manifest, d *drift, prev *metav1.Condition) {
 		s.events = append(s.events, workEvent{corev1.EventTypeWarning, workv1.ReasonDriftNotCorrected,
 			truncate(fmt.Sprintf("Cannot put back %s: %s: %v", describe(m.key), driftWhat(d.fields), d.err))})
 	}
+}
+
+// prevCondition is condition t of the previous status, or nil.
+func prevCondition(prev *workv1.ManifestCondition, t string) *metav1.Condition {
+	if prev == nil {
+		return nil
+	}
+	return meta.FindStatusCondition(prev.Conditions, t)
 }
 
 // isComplete says whether a manifest's Complete condition is true.

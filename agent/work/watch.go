@@ -124,6 +124,19 @@ func (w *watcher) absent(gvr schema.GroupVersionResource, ns, name string) bool 
 	return err == nil && !ok
 }
 
+// hasApplied says whether the watch, synced, holds this agent's
+// AppliedManifestWork name with uid.
+func (w *watcher) hasApplied(name string, uid types.UID) bool {
+	w.mu.Lock()
+	inf := w.informers[appliedGVR]
+	w.mu.Unlock()
+	if inf == nil || !inf.HasSynced() {
+		return false
+	}
+	obj, ok, err := inf.GetStore().GetByKey(name)
+	return err == nil && ok && obj.(*metav1.PartialObjectMetadata).UID == uid
+}
+
 // enqueueOwners asks for a reconcile of each work of this hub that owns obj.
 func (w *watcher) enqueueOwners(gvr schema.GroupVersionResource, obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
