@@ -95,9 +95,9 @@ func (o *createClusterSetOptions) run(ctx context.Context, name string) error {
 	set := &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	set.Spec.ClusterSelector.SelectorType = clusterv1beta2.ExclusiveClusterSetLabel
 	if o.selector != "" {
-		sel, err := metav1.ParseToLabelSelector(o.selector)
+		sel, err := parseLabelSelector("--selector", o.selector)
 		if err != nil {
-			return fmt.Errorf("--selector %q: %w", o.selector, err)
+			return err
 		}
 		set.Spec.ClusterSelector = clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.LabelSelector, LabelSelector: sel}
 	}

@@ -126,9 +126,9 @@ func (o *createPlacementOptions) placement(name string, countSet bool) (*cluster
 		p.Spec.ClusterSets = append(p.Spec.ClusterSets, set)
 	}
 	for _, s := range o.labelSelectors {
-		sel, err := metav1.ParseToLabelSelector(s)
+		sel, err := parseLabelSelector("--label-selectors", s)
 		if err != nil {
-			return nil, fmt.Errorf("--label-selectors %q: %w", s, err)
+			return nil, err
 		}
 		p.Spec.Predicates = append(p.Spec.Predicates, clusterv1beta1.ClusterPredicate{
 			RequiredClusterSelector: clusterv1beta1.ClusterSelector{LabelSelector: *sel}})

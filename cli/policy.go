@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -262,15 +261,6 @@ func readPolicies(path string) ([]*policyv1.Policy, error) {
 		return nil, fmt.Errorf("%s: %w", path, engine.ErrNoPolicies)
 	}
 	return out, nil
-}
-
-// fromUnstructured decodes u into a typed object through JSON.
-func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }
 
 func policyName(p *policyv1.Policy) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 type createPolicyOptions struct {
@@ -119,7 +120,9 @@ func (o *createPolicyOptions) read() ([]*policyv1.Policy, error) {
 			continue
 		}
 		p := &policyv1.Policy{}
-		if err := fromUnstructured(u, p); err != nil {
+		// Strictly, as the hub's admission does: a typo is refused, naming
+		// the field, instead of dropped.
+		if err := policytemplate.DecodePolicy(u.Object, p); err != nil {
 			return nil, fmt.Errorf("%s: Policy %s: %w", o.file, u.GetName(), err)
 		}
 		switch {

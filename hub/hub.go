@@ -37,6 +37,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
 	"github.com/flotilla-io/flotilla/hub/work"
@@ -398,6 +399,7 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 	}
 	if opts.Webhook.enabled() {
 		work.SetupWebhook(mgr)
+		policy.SetupWebhook(mgr)
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			return nil, err
 		}

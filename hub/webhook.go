@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/flotilla-io/flotilla/hub/controlplane"
+	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
 )
 
@@ -247,6 +248,9 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	if err := policy.InstallWebhook(ctx, client, w.AdvertiseURL, w.Service, w.CABundle); err != nil {
 		return err
 	}
 	if ns, name, ok := strings.Cut(w.Service, "/"); ok {

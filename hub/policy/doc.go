@@ -31,7 +31,12 @@
 // of the root's Placements, and a cluster back from an outage keeps it
 // until the Placements have decided since. A finalizer on the root deletes its copies before it goes; a
 // missing root is left alone, so copies made by hand are not touched. A
-// root whose "<ns>.<name>" is longer than 62 characters is not copied; its status.details says why, and a Warning event repeats it.
+// root whose namespace and name are longer than 62 characters together
+// (its copies' "<ns>.<name>" would not fit a label value's 63) is refused
+// at admission by Validator, as OCM's webhook does; one stored without it
+// is not copied, its status.details says why, and a Warning event repeats
+// it. Validator also refuses a Policy with a field its schema does not
+// know, naming the field: the CRD keeps unknown fields so that it sees them.
 //
 // It writes the status of a root that is or was bound: placement[]
 // (binding, placement, and policySet when bound through one), status[] (per cluster, the compliant

@@ -3,10 +3,11 @@ package policy
 // recorderName is the reporting controller of the events this package emits.
 const recorderName = "flotilla-hub-policy"
 
-// maxReplicatedNameLength is the longest "<ns>.<name>" a root policy may
-// have: a replicated policy's name is also a label value (63), and OCM
-// keeps one character in reserve.
-const maxReplicatedNameLength = 62
+// maxRootNameLength is the most characters a root policy's namespace and
+// name may have together, as OCM allows: its copies are named
+// "<ns>.<name>", a name that is also a label value (RootPolicyLabel), and
+// so must fit 63 characters with the dot.
+const maxRootNameLength = 62
 
 // Event reasons.
 const (

@@ -43,8 +43,10 @@ func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, er
 	return ctrl.Result{}, nil
 }
 
+// nameTooLong says whether a root's copies would have a name longer than
+// a label value may be.
 func nameTooLong(root *policyv1.Policy) bool {
-	return len(rootName(root.Namespace, root.Name)) > maxReplicatedNameLength
+	return len(root.Namespace)+len(root.Name) > maxRootNameLength
 }
 
 // replicate creates or updates a copy of the root in the namespace of each

@@ -69,8 +69,8 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 	before := st.Details
 	st.Details = nil
 	if nameTooLong(s.root) {
-		msg := fmt.Sprintf("not propagated: %q is %d characters, the most is %d; shorten the namespace or the name",
-			rootName(s.root.Namespace, s.root.Name), len(rootName(s.root.Namespace, s.root.Name)), maxReplicatedNameLength)
+		msg := fmt.Sprintf("not propagated: the namespace and name are %d characters together, the most is %d, as the copies' name %q must fit %d; shorten the namespace or the name",
+			len(s.root.Namespace)+len(s.root.Name), maxRootNameLength, rootName(s.root.Namespace, s.root.Name), maxRootNameLength+1)
 		st.Details = []policyv1.DetailsPerTemplate{{
 			TemplateMeta: metav1.ObjectMeta{Name: s.root.Name},
 			History:      []policyv1.ComplianceHistory{{Message: msg, EventName: reasonNameTooLong}},

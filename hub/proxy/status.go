@@ -31,6 +31,10 @@ const (
 	// ReasonHubClusterAdminDenied: the hub does not accept the cluster,
 	// so it opens no tunnel.
 	ReasonHubClusterAdminDenied = clusterv1.ReasonHubClusterAdminDenied
+	// ReasonAgentLeaseUpdateStopped: a tunnel is open, but its agent
+	// stopped renewing its lease (the hub set Available Unknown), as a
+	// frozen agent does whose TCP connection the kernel keeps open.
+	ReasonAgentLeaseUpdateStopped = "AgentLeaseUpdateStopped"
 )
 
 // StatusReconciler closes the tunnels of clusters the hub no longer
@@ -91,8 +95,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		klog.FromContext(ctx).Info("Closed the tunnel of a cluster the hub does not accept", "cluster", mc.Name)
 	}
 	t, open := r.Server.Lookup(mc.Name)
-	reported := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) != nil
-	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, reported, t, open)
+	available := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	want, write := tunnelConditionUpdate(meta.FindStatusCondition(mc.Status.Conditions, ConditionTunnelConnected), accepted, available, t, open)
 	if !write {
 		return ctrl.Result{}, nil
 	}
@@ -110,10 +114,11 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 // tunnelConditionUpdate returns the TunnelConnected condition of a
 // cluster whose condition is current (nil: none yet), and whether it is
-// to be written. reported says whether the cluster's agent has reported
-// (the cluster has an Available condition).
-func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t *Tunnel, open bool) (metav1.Condition, bool) {
-	want := tunnelCondition(accepted, t, open)
+// to be written. available is the cluster's Available condition, nil
+// until its agent has reported.
+func tunnelConditionUpdate(current *metav1.Condition, accepted bool, available *metav1.Condition, t *Tunnel, open bool) (metav1.Condition, bool) {
+	want := tunnelCondition(accepted, available, t, open)
+	reported := available != nil
 	switch {
 	case current == nil && !accepted:
 		// A cluster never accepted has no tunnel to speak of: a fleet
@@ -134,13 +139,19 @@ func tunnelConditionUpdate(current *metav1.Condition, accepted, reported bool, t
 // tunnelCondition is the TunnelConnected condition of a cluster. It
 // carries no observedGeneration: it follows the tunnel, not the spec, and
 // was never rewritten when the spec changed, so a generation in it only
-// went stale.
-func tunnelCondition(accepted bool, t *Tunnel, open bool) metav1.Condition {
+// went stale. An open tunnel whose agent stopped renewing its lease
+// follows the lease: a frozen agent's connection stays open, but nothing
+// answers through it.
+func tunnelCondition(accepted bool, available *metav1.Condition, t *Tunnel, open bool) metav1.Condition {
 	c := metav1.Condition{Type: ConditionTunnelConnected}
 	switch {
 	case !accepted:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonHubClusterAdminDenied
 		c.Message = "The hub does not accept the cluster, so it keeps no tunnel to it."
+	case open && leaseStopped(available):
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonAgentLeaseUpdateStopped
+		c.Message = fmt.Sprintf("Agent %s still holds a tunnel open to the hub, but it stopped renewing its lease %s (the cluster is Available Unknown): "+
+			"it may be frozen or cut off, and requests through the tunnel may not be answered.", t.AgentID, clusterv1.ManagedClusterLeaseName)
 	case open:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonAgentConnected
 		c.Message = fmt.Sprintf("Agent %s keeps a tunnel open to the hub: the cluster is reachable at %s.", t.AgentID, "/apis/proxy.flotilla.io/v1/clusters/"+t.Cluster+"/proxy")
@@ -149,4 +160,10 @@ func tunnelCondition(accepted bool, t *Tunnel, open bool) metav1.Condition {
 		c.Message = "The cluster's agent has no tunnel open to the hub."
 	}
 	return c
+}
+
+// leaseStopped says whether the hub found that the cluster's agent stopped
+// renewing its lease, after the registration controller's grace period.
+func leaseStopped(available *metav1.Condition) bool {
+	return available != nil && available.Status == metav1.ConditionUnknown && available.Reason == clusterv1.ReasonManagedClusterLeaseUpdateStopped
 }

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"strings"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,19 +99,6 @@ var _ = Describe("Policy propagation", func() {
 		}).Should(Succeed())
 		Eventually(copiesOf(ctx, ns, "two")).Should(BeEmpty())
 		Expect(copiesOf(ctx, ns, "one")()).To(Equal([]string{a}))
-	})
-
-	It("refuses, in the root's status, a policy whose namespace and name exceed 62 characters", func(ctx SpecContext) {
-		set, ns := newSetWithNamespace(ctx, "plc-long")
-		a := newClusterName("plc-long-a")
-		createPolicyMember(ctx, a, set, map[string]string{"env": "prod"})
-		prodPlacement(ctx, ns, "prod")
-		long := strings.Repeat("x", 63-len(ns)-1) // "<ns>.<long>" is 63 characters
-		Expect(hubCP.Client.Create(ctx, rootPolicy(ns, long))).To(Succeed())
-		bindPolicy(ctx, ns, "binding", "prod", policySubject(long))
-		Eventually(func() []policyv1.DetailsPerTemplate { return getPolicy(ctx, ns, long).Status.Details }).Should(ContainElement(
-			HaveField("History", ContainElement(HaveField("Message", ContainSubstring("is 63 characters, the most is 62"))))))
-		Expect(copiesOf(ctx, ns, long)()).To(BeEmpty())
 	})
 })
 

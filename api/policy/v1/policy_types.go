@@ -5,6 +5,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// Unknown fields are kept by the API server, not pruned, at every level of
+// the Policy outside its status, so that the hub's admission webhook sees
+// them and refuses the Policy naming the field, whatever field validation
+// the client asks for (pruning happens while decoding, before admission).
+// The policy templates' objectDefinitions are checked by the agent.
+// +kubebuilder:pruning:PreserveUnknownFields
+
 // Policy wraps policy engine resources in its policy-templates and delivers them to the
 // managed clusters chosen by the PlacementBindings that name it.
 //
@@ -29,6 +36,9 @@ type Policy struct {
 	Status PolicyStatus `json:"status,omitzero"`
 }
 
+// Unknown fields are kept for the admission webhook; see Policy.
+// +kubebuilder:pruning:PreserveUnknownFields
+
 // PolicySpec lists the policy engine resources to deliver and how to apply them.
 type PolicySpec struct {
 	// disabled, when true, removes the policy from every managed cluster.
@@ -51,6 +61,9 @@ type PolicySpec struct {
 	Dependencies []PolicyDependency `json:"dependencies,omitempty"`
 }
 
+// Unknown fields are kept for the admission webhook; see Policy.
+// +kubebuilder:pruning:PreserveUnknownFields
+
 // HubTemplateOptions changes how hub templates are resolved.
 type HubTemplateOptions struct {
 	// serviceAccountName is a service account in the policy's namespace whose permissions bound
@@ -59,6 +72,9 @@ type HubTemplateOptions struct {
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
+
+// Unknown fields are kept for the admission webhook; see Policy.
+// +kubebuilder:pruning:PreserveUnknownFields
 
 // PolicyTemplate is one policy engine resource to create on the managed cluster.
 type PolicyTemplate struct {
@@ -72,6 +88,9 @@ type PolicyTemplate struct {
 	// +optional
 	IgnorePending bool `json:"ignorePending,omitempty"`
 }
+
+// Unknown fields are kept for the admission webhook; see Policy.
+// +kubebuilder:pruning:PreserveUnknownFields
 
 // PolicyDependency names an object that must reach a compliance state before a template is created.
 //

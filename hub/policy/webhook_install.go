@@ -1,0 +1,93 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+)
+
+// WebhookName names the ValidatingWebhookConfiguration and its one
+// webhook, as OCM names its propagator's Policy webhook.
+const WebhookName = "policy.open-cluster-management.io.webhook"
+
+// WebhookConfiguration is the ValidatingWebhookConfiguration that sends
+// every CREATE and UPDATE of a root Policy to the hub's webhook server at
+// serverURL (https://host:port), or at Service namespace/name (port 443)
+// when service is "namespace/name", trusted with caBundle. Requests fail
+// while the server cannot be reached, as for ManifestWorks: a Policy that
+// skipped the check could keep a field no one reads. The hub's copies
+// (labelled with their root) are not sent: it writes them itself, from
+// roots that passed.
+func WebhookConfiguration(serverURL, service string, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(strings.TrimSuffix(serverURL, "/") + WebhookPath), CABundle: caBundle}
+	if ns, name, ok := strings.Cut(service, "/"); ok {
+		cc = admissionregistrationv1.WebhookClientConfig{
+			Service:  &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name, Path: ptr.To(WebhookPath), Port: ptr.To[int32](443)},
+			CABundle: caBundle,
+		}
+	}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:         WebhookName,
+			ClientConfig: cc,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{policyv1.GroupName},
+					APIVersions: []string{"*"},
+					Resources:   []string{"policies"},
+					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+				},
+			}},
+			ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: policyv1.RootPolicyLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+			}},
+			// Every other field the API server would default is set, so
+			// that an unchanged configuration compares equal to the stored one.
+			NamespaceSelector:       &metav1.LabelSelector{},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To[int32](10),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+}
+
+// InstallWebhook creates WebhookConfiguration, or points the existing one
+// at the server. The hub calls it at every start, once its webhook server
+// answers.
+func InstallWebhook(ctx context.Context, client kubernetes.Interface, serverURL, service string, caBundle []byte) error {
+	want := WebhookConfiguration(serverURL, service, caBundle)
+	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	// Hub processes that start together may both find none and create it.
+	conflict := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, conflict, func() error {
+		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil || equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+			return err
+		}
+		got.Webhooks = want.Webhooks
+		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("install ValidatingWebhookConfiguration %s: %w", want.Name, err)
+	}
+	return nil
+}
