@@ -160,7 +160,7 @@ func (o *clusterSetSetOptions) run(ctx context.Context, name string) error {
 	set := &clusterv1beta2.ManagedClusterSet{}
 	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, set); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("ManagedClusterSet %s does not exist on %s: create it with `flotilla create clusterset %s`", name, c.where, name)
+			return missingSet(name, c.where)
 		}
 		return explainClusterAPI(err, c, "get ManagedClusterSet "+name)
 	}
@@ -268,7 +268,7 @@ func (o *clusterSetBindOptions) bind(ctx context.Context, name string) error {
 	}
 	if err := c.ctrl.Get(ctx, client.ObjectKey{Name: name}, &clusterv1beta2.ManagedClusterSet{}); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("ManagedClusterSet %s does not exist on %s: create it with `flotilla create clusterset %s`", name, c.where, name)
+			return missingSet(name, c.where)
 		}
 		return explainClusterAPI(err, c, "get ManagedClusterSet "+name)
 	}
@@ -295,6 +295,18 @@ func (o *clusterSetBindOptions) bind(ctx context.Context, name string) error {
 	}
 	fmt.Fprintf(o.streams.Out, "ManagedClusterSet %s bound to namespace %s.\n", name, o.namespace)
 	return nil
+}
+
+// missingSet is the error for binding set name, which does not exist.
+// The hub makes the sets it keeps itself, at start: those are never the
+// user's to create.
+func missingSet(name, where string) error {
+	switch name {
+	case clusterv1beta2.DefaultManagedClusterSetName, clusterv1beta2.GlobalManagedClusterSetName:
+		return fmt.Errorf("ManagedClusterSet %s does not exist on %s, although the hub creates it when it starts: "+
+			"check that flotilla-hub runs against this API server and has said that it is ready, then bind again", name, where)
+	}
+	return fmt.Errorf("ManagedClusterSet %s does not exist on %s: create it with `flotilla create clusterset %s`", name, where, name)
 }
 
 func newClusterSetUnbindCommand(g *globalOptions) *cobra.Command {

@@ -94,7 +94,12 @@ func (g *globalOptions) clientsFor(s side, tune ...func(*rest.Config)) (*clients
 	for _, t := range tune {
 		t(cfg)
 	}
-	return newClients(cfg, fmt.Sprintf("the %s API server at %s", s, cfg.Host))
+	c, err := newClients(cfg, fmt.Sprintf("the %s API server at %s", s, cfg.Host))
+	if err != nil {
+		return nil, err
+	}
+	c.ctrl = g.waitingForWebhook(c.ctrl, c.where)
+	return c, nil
 }
 
 func newClients(cfg *rest.Config, where string) (*clients, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -38,6 +39,9 @@ type globalOptions struct {
 	streams    IOStreams
 	kubeconfig string
 	context    string
+	// webhookWait is how long the command's writes wait for an admission
+	// webhook that the API server cannot call (see waitingForWebhook).
+	webhookWait time.Duration
 }
 
 // Run executes the flotilla command line args (without the program name)
@@ -87,6 +91,9 @@ else ~/.kube/config, exactly as with kubectl.`,
   flotilla get clusters --kubeconfig hub.kubeconfig`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
+			g.webhookWait = webhookWaitOf(c)
+		},
 	}
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -238,6 +239,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 		if err := opts.Webhook.checkListen(); err != nil {
 			return nil, err
 		}
+		opts.Webhook.registered = new(atomic.Bool)
 	}
 	mgr, err := newManager(cfg, opts)
 	if err != nil {
@@ -290,8 +292,9 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 }
 
 // Prepare installs what every hub needs before its controllers run: the CRDs,
-// cluster-info, the hub namespace, the bootstrap ServiceAccount and RBAC,
-// and the registration RBAC and admission policy. It is idempotent.
+// cluster-info, the hub namespace, the cluster sets it keeps, the bootstrap
+// ServiceAccount and RBAC, and the registration RBAC and admission policy.
+// It is idempotent.
 func Prepare(ctx context.Context, cfg *rest.Config, url string) error {
 	return prepare(ctx, cfg, url, true)
 }
@@ -321,10 +324,24 @@ func prepare(ctx context.Context, cfg *rest.Config, url string, withCRDs bool) e
 	if err := clusterset.Install(ctx, client); err != nil {
 		return err
 	}
+	if err := installKeptSets(ctx, cfg); err != nil {
+		return err
+	}
 	if err := bootstraptoken.Install(ctx, client); err != nil {
 		return err
 	}
 	return registration.Install(ctx, client)
+}
+
+// installKeptSets creates the cluster sets the hub keeps before it says
+// that it is ready: `flotilla clusterset bind global` right after the
+// start must find them.
+func installKeptSets(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return err
+	}
+	return clusterset.InstallKeptSets(ctx, c)
 }
 
 // prepareRetrying runs prepare until it succeeds, retrying what another
@@ -400,7 +417,7 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 	if opts.Webhook.enabled() {
 		work.SetupWebhook(mgr)
 		policy.SetupWebhook(mgr)
-		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		if err := mgr.AddReadyzCheck("webhook", webhookReady(&opts.Webhook, mgr.GetWebhookServer().StartedChecker())); err != nil {
 			return nil, err
 		}
 	}

@@ -11,15 +11,23 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
@@ -70,6 +78,10 @@ type WebhookOptions struct {
 	// connections over the live ones, so that one AdvertiseURL names every
 	// replica, as a Service does in a cluster.
 	ReusePort bool
+
+	// registered is set once the API server calls the server at the
+	// address this process registered; the hub is not ready before.
+	registered *atomic.Bool
 }
 
 // enabled reports whether this process serves the webhook.
@@ -226,7 +238,8 @@ func (w *WebhookOptions) server() (webhook.Server, error) {
 }
 
 // startWebhook waits until the manager's webhook server answers, then
-// points the API server at it. done is the manager's result channel.
+// points the API server at it and waits until the API server calls it
+// there. done is the manager's result channel.
 func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w *WebhookOptions, done <-chan error) error {
 	started := mgr.GetWebhookServer().StartedChecker()
 	var last error
@@ -254,9 +267,70 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 		return err
 	}
 	if ns, name, ok := strings.Cut(w.Service, "/"); ok {
-		return work.InstallWebhookService(ctx, client, ns, name, w.CABundle)
+		if err := work.InstallWebhookService(ctx, client, ns, name, w.CABundle); err != nil {
+			return err
+		}
+		// A Service sends only to ready pods: waiting here for a call
+		// through it would keep this one unready for ever.
+		w.registered.Store(true)
+		return nil
 	}
-	return work.InstallWebhook(ctx, client, w.AdvertiseURL, w.CABundle)
+	if err := work.InstallWebhook(ctx, client, w.AdvertiseURL, w.CABundle); err != nil {
+		return err
+	}
+	if err := webhookCalled(ctx, mgr.GetClient(), w.AdvertiseURL); err != nil {
+		return err
+	}
+	w.registered.Store(true)
+	return nil
+}
+
+// webhookProbeName names the ManifestWork that webhookCalled creates with
+// dryRun: it is never stored.
+const webhookProbeName = "flotilla-webhook-probe"
+
+// webhookCalled waits until the API server calls the webhook where it is
+// now registered: a dry-run create of a ManifestWork in the hub's
+// namespace is admitted. Until the API server has read the new
+// configuration, which after a restart names the previous process's port,
+// every write of a ManifestWork fails with "failed calling webhook".
+func webhookCalled(ctx context.Context, c client.Client, url string) error {
+	probe := &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: webhookProbeName},
+		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + webhookProbeName + `","namespace":"default"}}`),
+		}}}}},
+	}
+	started := time.Now()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookStartTimeout, true, func(ctx context.Context) (bool, error) {
+		last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		// AlreadyExists comes from the storage, after admission.
+		return last == nil || apierrors.IsAlreadyExists(last), nil
+	})
+	if err != nil {
+		if last != nil && !errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("the API server did not call the ManifestWork admission webhook at %s within %s (a dry-run create of ManifestWork %s/%s): %w",
+				url, webhookStartTimeout, Namespace, webhookProbeName, last)
+		}
+		return err
+	}
+	klog.FromContext(ctx).V(1).Info("The API server calls the ManifestWork admission webhook", "url", url, "after", time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// webhookReady is the readiness check of the webhook: the server runs, and
+// the API server calls it at the address this process registered.
+func webhookReady(w *WebhookOptions, started healthz.Checker) healthz.Checker {
+	return func(req *http.Request) error {
+		if err := started(req); err != nil {
+			return err
+		}
+		if !w.registered.Load() {
+			return errors.New("the API server does not call the ManifestWork admission webhook at " + w.AdvertiseURL + " yet")
+		}
+		return nil
+	}
 }
 
 // selfSign writes a self-signed serving certificate for the advertised

@@ -3,12 +3,16 @@ package clusterset
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
@@ -39,4 +43,18 @@ func whoAmI(ctx context.Context, client kubernetes.Interface) (string, error) {
 		return "", fmt.Errorf("ask the API server who the hub is (SelfSubjectReview): %w", err)
 	}
 	return review.Status.UserInfo.Username, nil
+}
+
+// InstallKeptSets creates the sets the hub keeps, "default" and "global",
+// where they are missing, so that they exist once the hub says that it is
+// ready: the set controller, which keeps them from then on, runs only in
+// the process that leads, and creates them moments after the start. It
+// leaves existing sets alone (the controller puts back a changed spec).
+func InstallKeptSets(ctx context.Context, c client.Client) error {
+	for _, name := range slices.Sorted(maps.Keys(keptSets)) {
+		if err := c.Create(ctx, keptSets[name]()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ManagedClusterSet %s, which the hub keeps: %w", name, err)
+		}
+	}
+	return nil
 }

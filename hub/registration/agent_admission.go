@@ -58,6 +58,11 @@ func agentGuardedFields() []agentGuardedField {
 		field("spec.leaseDurationSeconds", "spec", "leaseDurationSeconds", "0", admin),
 		field("spec.managedClusterClientConfigs", "spec", "managedClusterClientConfigs", "[]",
 			admin+"; the agent sets it only when it creates the ManagedCluster with its bootstrap identity"),
+		// The hub's finalizer holds the cluster until its RBAC, namespace
+		// and works are cleaned up; an agent that removed it would leave
+		// them behind.
+		field("metadata.finalizers", "metadata", "finalizers", "[]",
+			"the hub, which removes "+ClusterFinalizer+" once it has removed what it created for the cluster, or a hub admin"),
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 // Install creates, or updates to the current definitions, what the
 // registration controllers rely on but do not create per cluster: the
 // shared ClusterRoles, the admission policies (with their bindings) that
-// guard spec.hubAcceptsClient and keep cluster agents to their own status
-// and CSRs, and the FlowSchema that gives the agents'
+// guard spec.hubAcceptsClient and keep cluster agents to their own status,
+// CSRs and ManifestWork finalizers, and the FlowSchema that gives the agents'
 // lease renewals priority. It is idempotent; the hub calls it at
 // every start, on the embedded control plane and on existing clusters.
 func Install(ctx context.Context, client kubernetes.Interface) error {
@@ -28,7 +28,7 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 		}
 	}
 	adm := client.AdmissionregistrationV1()
-	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{acceptPolicy(), agentClusterPolicy(), agentCSRPolicy()} {
+	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{acceptPolicy(), agentClusterPolicy(), agentCSRPolicy(), agentWorkPolicy()} {
 		if err := kubeapply.InstallAdmissionPolicy(ctx, adm, policy, policyBinding(policy.Name)); err != nil {
 			return err
 		}

@@ -43,6 +43,9 @@ const (
 	// AgentCSRPolicyName names the policy, and its binding, that let a
 	// cluster's agent create CSRs only for its own cluster.
 	AgentCSRPolicyName = "flotilla-csr-agent"
+	// AgentWorkPolicyName names the policy, and its binding, that keep a
+	// cluster's agent to the status and its finalizer of its ManifestWorks.
+	AgentWorkPolicyName = "flotilla-manifestwork-agent"
 )
 
 // Event reasons.
