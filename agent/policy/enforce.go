@@ -63,7 +63,8 @@ func (r *reconciler) enforce(ctx context.Context, res *engine.Result) error {
 			res.Done(a, still, err)
 		}
 		if err != nil {
-			logger.Info("Cannot enforce the policy", "action", a.String(), "reason", err.Error())
+			// Its outcome, not err: the API server's error may quote values of a Secret.
+			logger.Info("Cannot enforce the policy", "action", a.String(), "reason", a.Outcome())
 		} else {
 			logger.V(1).Info("Enforced the policy", "action", a.String())
 		}

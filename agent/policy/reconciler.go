@@ -17,6 +17,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
@@ -175,7 +176,9 @@ func (r *reconciler) emit(ctx context.Context, s *scope) {
 				APIVersion: policyv1.GroupVersion.String(), Kind: policyv1.PolicyKind,
 				Namespace: s.policy.Namespace, Name: s.policy.Name, UID: s.policy.UID,
 			},
-			Reason: e.reason, Message: e.note, Type: e.eventType,
+			// The API server refuses an Event with an eventTime whose message is
+			// longer: this one has none, and keeps within the limit all the same.
+			Reason: e.reason, Message: policytemplate.Cap(e.note, policytemplate.MessageLimit, engine.WholeInResults), Type: e.eventType,
 			Source:         corev1.EventSource{Component: eventComponent, Host: r.cfg.ClusterName},
 			FirstTimestamp: metav1.NewTime(s.now), LastTimestamp: metav1.NewTime(s.now), Count: 1,
 			Action: "Evaluate", ReportingController: eventComponent, ReportingInstance: r.cfg.ClusterName,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // template evaluates one policy template and returns its status.details
@@ -127,8 +128,7 @@ func waitingDeletion(cp *policyv1.ConfigurationPolicy) bool {
 
 // templateError reports a policy template that cannot be evaluated.
 func (r *reconciler) templateError(s *scope, d *policyv1.DetailsPerTemplate, err error) {
-	results := &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: err.Error()}}}
-	s.record(d, policyv1.NonCompliant, engine.TemplateErrorMessage(err), results)
+	s.record(d, policyv1.NonCompliant, engine.TemplateErrorMessage(err), engine.TemplateErrorResults(err))
 }
 
 // previousDetail is the details entry last reported for t: the one of the
@@ -143,7 +143,8 @@ func previousDetail(p *policyv1.Policy, t engine.PolicyTemplate) policyv1.Detail
 }
 
 // statusMessage is the compliance message of a ConfigurationPolicy's
-// status, as OCM forms it from compliancyDetails.
+// status, as OCM forms it from compliancyDetails, cut to
+// policytemplate.MessageLimit.
 func statusMessage(cp *policyv1.ConfigurationPolicy) string {
 	msg := string(cp.Status.ComplianceState)
 	for _, d := range cp.Status.CompliancyDetails {
@@ -155,7 +156,7 @@ func statusMessage(cp *policyv1.ConfigurationPolicy) string {
 			msg += c.Type + " - " + c.Message
 		}
 	}
-	return msg
+	return policytemplate.Cap(msg, policytemplate.MessageLimit, engine.WholeInResults)
 }
 
 func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }

@@ -14,6 +14,7 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	"github.com/flotilla-io/flotilla/hub/policy/templates"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // reasonHubTemplateError is the reason of the event on a root whose hub
@@ -64,13 +65,16 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 			t.ObjectDefinition.Raw = out
 			continue
 		}
-		marked, merr := withAnnotation(t.ObjectDefinition.Raw, templates.HubTemplatesErrorAnnotation, err.Error())
+		// The error may quote what a function was given, and that may come
+		// from a Secret: the copy and the events never carry it.
+		msg := policytemplate.Cap(s.reader.secretValues().Redact(err.Error()), policytemplate.DetailLimit, "")
+		marked, merr := withAnnotation(t.ObjectDefinition.Raw, templates.HubTemplatesErrorAnnotation, msg)
 		if merr != nil {
 			return nil, fmt.Errorf("mark policy template %d of %s with its hub template error: %w", i, rootName(s.root.Namespace, s.root.Name), merr)
 		}
 		t.ObjectDefinition.Raw = marked
-		if previousHubTemplateError(cur, i) != err.Error() {
-			notes = append(notes, fmt.Sprintf("policy template %d for cluster %s: %s", i, cluster, err))
+		if previousHubTemplateError(cur, i) != msg {
+			notes = append(notes, fmt.Sprintf("policy template %d for cluster %s: %s", i, cluster, msg))
 		}
 	}
 	return notes, nil
@@ -123,6 +127,33 @@ func newObjectReader(ctx context.Context, r client.Reader) *objectReader {
 // ConfigMap reads ConfigMap ns/name; nil when it does not exist.
 func (o *objectReader) ConfigMap(ns, name string) (*corev1.ConfigMap, error) {
 	return read(o, o.configMaps, &corev1.ConfigMap{}, ns, name)
+}
+
+// secretValues are the values of every Secret read so far, to be
+// redacted from messages.
+func (o *objectReader) secretValues() *policytemplate.Secrets {
+	out := &policytemplate.Secrets{}
+	for _, s := range o.secrets {
+		if s == nil {
+			continue
+		}
+		for _, v := range s.Data {
+			out.Add(v)
+		}
+		for _, v := range s.StringData {
+			out.Add([]byte(v))
+		}
+	}
+	return out
+}
+
+// hubTemplateEventNote is the note of the HubTemplateError event of a
+// copy: its notes, cut to what the API server takes, pointing at the
+// copy's annotation for the whole of each error.
+func hubTemplateEventNote(notes string, copy *policyv1.Policy) string {
+	return policytemplate.Cap(notes, policytemplate.MessageLimit,
+		fmt.Sprintf("the whole error is in the %s annotation of each policy template of Policy %s/%s",
+			templates.HubTemplatesErrorAnnotation, copy.Namespace, copy.Name))
 }
 
 // Secret reads Secret ns/name; nil when it does not exist.

@@ -105,7 +105,7 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope) (ctrl.Result, erro
 		// events that differ only in their note into one series, which
 		// would keep one error and drop the others.
 		if len(w.notes) > 0 {
-			r.Recorder.Eventf(s.root, w.written, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", strings.Join(w.notes, "; "))
+			r.Recorder.Eventf(s.root, w.written, corev1.EventTypeWarning, reasonHubTemplateError, "Resolve", "%s", hubTemplateEventNote(strings.Join(w.notes, "; "), w.written))
 		}
 		s.copies[w.cluster] = w.written
 		delete(existing, w.cluster)

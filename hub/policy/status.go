@@ -84,7 +84,8 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 		if d.History[0].EventName == reasonTemplateError && !slices.ContainsFunc(before, func(b policyv1.DetailsPerTemplate) bool {
 			return len(b.History) > 0 && b.History[0].Message == d.History[0].Message
 		}) {
-			s.events.Add(corev1.EventTypeWarning, reasonTemplateError, "Validate", "%s", d.History[0].Message)
+			s.events.Add(corev1.EventTypeWarning, reasonTemplateError, "Validate", "%s",
+				policytemplate.Cap(d.History[0].Message, policytemplate.MessageLimit, "the whole error is in the Policy's status.details"))
 		}
 	}
 	if st.ComplianceState != was {
@@ -110,7 +111,8 @@ func templateErrors(root *policyv1.Policy) []policyv1.DetailsPerTemplate {
 		out = append(out, policyv1.DetailsPerTemplate{
 			TemplateMeta:    metav1.ObjectMeta{Name: t.DisplayName()},
 			ComplianceState: policyv1.NonCompliant,
-			History:         []policyv1.ComplianceHistory{{Message: string(policyv1.NonCompliant) + "; template-error; " + t.Err.Error(), EventName: reasonTemplateError}},
+			History: []policyv1.ComplianceHistory{{EventName: reasonTemplateError,
+				Message: policytemplate.Cap(string(policyv1.NonCompliant)+"; template-error; "+t.Err.Error(), policytemplate.DetailLimit, "")}},
 		})
 	}
 	return out

@@ -24,8 +24,9 @@ import (
 // PolicyTemplates). Evaluate never fails: what cannot be evaluated is a
 // NonCompliant template with a message that says why.
 func Evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, r Reader) *Result {
-	res := &Result{Name: cp.Name, Enforce: cp.Spec.RemediationAction.IsEnforce(), Severity: cp.Spec.Severity, policy: cp}
-	e := &evaluator{ctx: ctx, r: r, cp: cp, res: res}
+	res := &Result{Name: cp.Name, Enforce: cp.Spec.RemediationAction.IsEnforce(), Severity: cp.Spec.Severity, policy: cp,
+		secrets: &policytemplate.Secrets{}}
+	e := &evaluator{ctx: ctx, r: &secretReader{Reader: r, secrets: res.secrets}, cp: cp, res: res}
 	templates := cp.Spec.ObjectTemplates
 	if cp.Spec.ObjectTemplatesRaw != "" {
 		var err error

@@ -79,8 +79,17 @@ func (t PolicyTemplate) DisplayName() string {
 
 // TemplateErrorMessage is the history message of a policy template that
 // cannot be evaluated, in OCM's form.
+// The message is cut to policytemplate.MessageLimit; the whole error is in
+// the template's results (TemplateErrorResults).
 func TemplateErrorMessage(err error) string {
-	return string(policyv1.NonCompliant) + "; template-error; " + err.Error()
+	return policytemplate.Cap(string(policyv1.NonCompliant)+"; template-error; "+err.Error(), policytemplate.MessageLimit, WholeInResults)
+}
+
+// TemplateErrorResults are the results of a policy template that cannot
+// be evaluated: its error, cut to policytemplate.DetailLimit.
+func TemplateErrorResults(err error) *policyv1.TemplateResults {
+	return &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error",
+		Message: policytemplate.Cap(err.Error(), policytemplate.DetailLimit, "")}}}
 }
 
 // RecordHistory returns history with msg as its newest entry, unless it is
@@ -175,7 +184,7 @@ func (p *PolicyResult) Status(now metav1.Time) policyv1.PolicyStatus {
 		if t.Result != nil {
 			d.Results = t.Result.Results(0)
 		} else {
-			d.Results = &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: t.Err.Error()}}}
+			d.Results = TemplateErrorResults(t.Err)
 		}
 		st.Details = append(st.Details, d)
 		states = append(states, d.ComplianceState)

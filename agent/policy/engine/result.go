@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // Reasons of related objects and ObjectResults, in OCM's words.
@@ -84,6 +85,9 @@ type Result struct {
 	// policy is the evaluated ConfigurationPolicy, whose customMessage
 	// Message renders.
 	policy *policyv1.ConfigurationPolicy
+	// secrets are the values of the Secrets the evaluation read, redacted
+	// from every message it gives.
+	secrets *policytemplate.Secrets
 }
 
 // TemplateResult is the outcome of one object template.
@@ -195,6 +199,11 @@ type Action struct {
 	mode, metaMode mode
 }
 
+// Outcome is, once Done recorded it, what the action's object reports:
+// for an action that failed, why, in the words of the message (no value
+// of a Secret).
+func (a *Action) Outcome() string { return a.result.Message }
+
 // String says what the action does, e.g. "create Namespace prod".
 func (a *Action) String() string {
 	return fmt.Sprintf("%s %s %s", a.Type, a.Ref.Kind, refName(a.Ref))
@@ -239,10 +248,12 @@ func (r *Result) Message() string {
 		b.WriteString(t.Message)
 	}
 	msg := r.customMessage(b.String())
-	if msg == "" {
-		return string(r.Compliance())
+	if msg != "" {
+		msg = string(r.Compliance()) + "; " + msg
+	} else {
+		msg = string(r.Compliance())
 	}
-	return string(r.Compliance()) + "; " + msg
+	return policytemplate.Cap(r.secrets.Redact(msg), policytemplate.MessageLimit, WholeInResults)
 }
 
 // conditionType is violation or notification.
@@ -274,16 +285,18 @@ func (r *Result) Done(a *Action, obj *unstructured.Unstructured, err error) {
 	}
 	switch {
 	case err != nil:
-		// OCM's words.
+		// OCM's words, with the API server's error as errorText words it.
 		o.Compliant = policyv1.NonCompliant
+		why := errorText(err, a.tmpl.Sensitive)
 		switch a.Type {
 		case ActionCreate:
-			o.Reason, o.message = ReasonCreateError, fmt.Sprintf("%s is missing, and cannot be created, reason: `%v`", name, err)
+			o.Reason, o.message = ReasonCreateError, fmt.Sprintf("%s is missing, and cannot be created, reason: `%s`", name, why)
 		case ActionUpdate:
-			o.Reason, o.message = ReasonUpdateError, fmt.Sprintf("%s failed to update with the error `%v`", name, err)
+			o.Reason, o.message = ReasonUpdateError, fmt.Sprintf("%s failed to update with the error `%s`", name, why)
 		case ActionDelete:
-			o.Reason, o.message = ReasonDeleteError, fmt.Sprintf("%s exists, and cannot be deleted, reason: `%v`", name, err)
+			o.Reason, o.message = ReasonDeleteError, fmt.Sprintf("%s exists, and cannot be deleted, reason: `%s`", name, why)
 		}
+		o.message = r.secrets.Redact(o.message)
 		o.Message = o.message
 	case a.Type == ActionDelete && obj != nil:
 		o.Compliant, o.Reason = policyv1.NonCompliant, ReasonFoundNotWanted

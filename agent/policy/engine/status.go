@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // DefaultResultsLimit is how many objects Results reports per policy
@@ -19,7 +20,7 @@ func (r *Result) CompliancyDetails(now metav1.Time) []policyv1.TemplateStatus {
 	var out []policyv1.TemplateStatus
 	if r.Err != nil {
 		out = append(out, policyv1.TemplateStatus{ComplianceState: policyv1.NonCompliant, Conditions: []policyv1.TemplateCondition{{
-			Type: policyv1.ConditionViolation, Status: "True", LastTransitionTime: now, Reason: r.Err.Reason, Message: r.Err.Message,
+			Type: policyv1.ConditionViolation, Status: "True", LastTransitionTime: now, Reason: r.Err.Reason, Message: r.condition(r.Err.Message),
 		}}})
 	}
 	for _, t := range r.Templates {
@@ -28,10 +29,22 @@ func (r *Result) CompliancyDetails(now metav1.Time) []policyv1.TemplateStatus {
 			state = policyv1.NonCompliant
 		}
 		out = append(out, policyv1.TemplateStatus{ComplianceState: state, Conditions: []policyv1.TemplateCondition{{
-			Type: t.conditionType(), Status: "True", LastTransitionTime: now, Reason: t.Reason, Message: t.Message,
+			Type: t.conditionType(), Status: "True", LastTransitionTime: now, Reason: t.Reason, Message: r.condition(t.Message),
 		}}})
 	}
 	return out
+}
+
+// condition is a compliancy condition's message: redacted, and cut to
+// policytemplate.MessageLimit.
+func (r *Result) condition(msg string) string {
+	return policytemplate.Cap(r.secrets.Redact(msg), policytemplate.MessageLimit, WholeInResults)
+}
+
+// detail is a message of the structured results: redacted, and cut to
+// policytemplate.DetailLimit.
+func (r *Result) detail(msg string) string {
+	return policytemplate.Cap(r.secrets.Redact(msg), policytemplate.DetailLimit, "")
 }
 
 // RelatedObjects is the result as ConfigurationPolicy status.relatedObjects:
@@ -67,11 +80,15 @@ func (r *Result) Results(limit int) *policyv1.TemplateResults {
 	}
 	out := &policyv1.TemplateResults{}
 	if r.Err != nil {
-		out.Errors = append(out.Errors, *r.Err)
+		e := *r.Err
+		e.Message = r.detail(e.Message)
+		out.Errors = append(out.Errors, e)
 	}
 	for _, t := range r.Templates {
 		if t.Err != nil {
-			out.Errors = append(out.Errors, *t.Err)
+			e := *t.Err
+			e.Message = r.detail(e.Message)
+			out.Errors = append(out.Errors, e)
 		}
 		for _, o := range t.Objects {
 			if len(out.Objects) >= limit {
@@ -79,12 +96,14 @@ func (r *Result) Results(limit int) *policyv1.TemplateResults {
 				continue
 			}
 			w := o.ObjectResult
+			w.Message = r.detail(w.Message)
 			w.Diffs = nil
 			if !t.NoDiffs {
 				for _, d := range o.Diffs {
 					if t.Sensitive {
 						d.Expected, d.Actual = "", ""
 					}
+					d.Path, d.Expected, d.Actual = r.secrets.Redact(d.Path), r.secrets.Redact(d.Expected), r.secrets.Redact(d.Actual)
 					w.Diffs = append(w.Diffs, d)
 				}
 			}
