@@ -99,7 +99,7 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
 
   # Replace the agent of cluster1, after checking that the new one asked.
   kubectl get csr -l open-cluster-management.io/cluster-name=cluster1
-  flotilla accept --clusters cluster1 --replace-agent 6f1c2d3e-...
+  flotilla accept --clusters cluster1 --replace-agent x7k2pqz9ab
 
   # Approve a CSR that the checks refused, after inspecting it.
   kubectl get csr -l open-cluster-management.io/cluster-name=cluster1 -o yaml
