@@ -39,6 +39,9 @@ type acceptOptions struct {
 	wait      bool
 	timeout   time.Duration
 	skipCheck bool
+	// replaceAgent is the agent id --replace-agent names: the new agent
+	// that replaces a cluster's accepted one.
+	replaceAgent string
 	// ignored holds the names of the refused CSRs already reported as
 	// ignored, so that --wait says so once.
 	ignored sync.Map
@@ -75,6 +78,16 @@ the CSRs and what is wrong with them.
 --skip-approve-check approves whatever is pending for the cluster: use it
 only for CSRs you have inspected.
 
+A cluster that already has an accepted agent is never given another by a
+plain accept: whoever holds a join token (and every joined cluster keeps
+one until its agent removes it) can ask for any cluster's name. accept
+refuses such a CSR, naming the cluster's agent and who asked, even with
+--skip-approve-check. When the cluster's agent really is replaced (it lost
+its certificate, or the cluster was rebuilt), check who asked, then name the
+new agent with --replace-agent: accept records it as the cluster's agent
+and approves its CSR, and the hub gives the cluster's access to it alone,
+so the old agent's certificate is refused from then on.
+
 Without --wait the cluster must already have asked (run join first). With
 --wait, accept waits until the ManagedCluster and a CSR exist, accepts, and
 then waits until the hub has accepted the cluster and its agent has joined.`,
@@ -84,6 +97,10 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
   # Accept two, waiting up to 10 minutes for them to ask and to join.
   flotilla accept --clusters cluster1,cluster2 --wait --timeout 10m
 
+  # Replace the agent of cluster1, after checking that the new one asked.
+  kubectl get csr -l open-cluster-management.io/cluster-name=cluster1
+  flotilla accept --clusters cluster1 --replace-agent x7k2pqz9ab
+
   # Approve a CSR that the checks refused, after inspecting it.
   kubectl get csr -l open-cluster-management.io/cluster-name=cluster1 -o yaml
   flotilla accept --clusters cluster1 --skip-approve-check`,
@@ -92,6 +109,9 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
 			o.clusters = cleanClusterList(o.clusters)
 			if err := validateClusterList(o.clusters); err != nil {
 				return err
+			}
+			if o.replaceAgent != "" && len(o.clusters) != 1 {
+				return fmt.Errorf("--replace-agent names the new agent of one cluster: give exactly one with --clusters, not %d", len(o.clusters))
 			}
 			if o.timeout <= 0 {
 				return fmt.Errorf("--timeout %s must be positive", o.timeout)
@@ -104,6 +124,7 @@ then waits until the hub has accepted the cluster and its agent has joined.`,
 	f.BoolVar(&o.wait, "wait", false, "wait until each cluster has asked to join, then until it has joined")
 	f.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "how long --wait waits in all")
 	f.BoolVar(&o.skipCheck, "skip-approve-check", false, "approve every pending CSR of the clusters, even those that fail the checks")
+	f.StringVar(&o.replaceAgent, "replace-agent", "", "the agent id of a cluster's new agent, which replaces its accepted agent (whose certificate is then refused)")
 	aliasClusterFlag(g, cmd)
 	return cmd
 }
@@ -350,6 +371,10 @@ type acceptPass struct {
 	// approved counts the CSRs approved in this pass.
 	approved int
 	refused  []string
+	// replaced are join CSRs of a cluster that already has an agent,
+	// current (by id; "" when not recorded).
+	replaced []replacement
+	current  string
 	// skipCheck records whether --skip-approve-check was given, for messages.
 	skipCheck bool
 }
@@ -370,6 +395,8 @@ func (o *acceptOptions) acceptOnce(ctx context.Context, c *clients, name string)
 func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string, csrs []certificatesv1.CertificateSigningRequest, mc *clusterv1.ManagedCluster) (acceptPass, error) {
 	pass := acceptPass{name: name, skipCheck: o.skipCheck, csrs: len(csrs)}
 	var approvable, refused []*certificatesv1.CertificateSigningRequest
+	var held bool
+	pass.current, held = heldAgent(mc)
 	for i := range csrs {
 		csr := &csrs[i]
 		if csrState(csr) != "pending" || o.watch.wroteHere(csrWrite(csr.Name)) {
@@ -382,13 +409,25 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 				continue
 			}
 		}
+		if (held || o.replaceAgent != "") && isBootstrapRequester(csr.Spec.Username, csr.Spec.Groups) {
+			r, err := o.checkReplacement(csr, name)
+			if err != nil {
+				pass.refused = append(pass.refused, fmt.Sprintf("CSR %s: %v (requested by %s)", csr.Name, err, csr.Spec.Username))
+				refused = append(refused, csr)
+				continue
+			}
+			if r != nil {
+				pass.replaced = append(pass.replaced, *r)
+				continue
+			}
+		}
 		approvable = append(approvable, csr)
 	}
 	// Suspicious CSRs alone stop everything for the cluster, until an
 	// administrator has looked. Beside a CSR that passes the checks, they
 	// are ignored, and said to be: whoever made them cannot keep the real
 	// cluster out by spoofing its name.
-	if len(pass.refused) > 0 && len(approvable) == 0 {
+	if (len(pass.refused) > 0 || len(pass.replaced) > 0) && len(approvable) == 0 {
 		return pass, nil
 	}
 	for i, csr := range refused {
@@ -397,6 +436,11 @@ func (o *acceptOptions) acceptFrom(ctx context.Context, c *clients, name string,
 		}
 	}
 	pass.refused = nil
+	if o.replaceAgent != "" && mc != nil && len(approvable) > 0 {
+		if err := o.recordReplacement(ctx, c, mc); err != nil {
+			return pass, err
+		}
+	}
 	for _, csr := range approvable {
 		if err := approveCSR(ctx, c, csr); err != nil {
 			return pass, err
@@ -444,10 +488,10 @@ func setHubAcceptsClient(ctx context.Context, c *clients, mc *clusterv1.ManagedC
 // refusals is the error for refused CSRs, nil when there are none.
 func (p acceptPass) refusals() error {
 	if len(p.refused) == 0 {
-		return nil
+		return p.replacements()
 	}
-	return fmt.Errorf("refused to approve %d CSR(s) of cluster %s, so nothing was approved or accepted for it:\n  %s\nIf you trust them after inspecting them (kubectl get csr NAME -o yaml), approve them with --skip-approve-check; otherwise delete them (kubectl delete csr NAME)",
-		len(p.refused), p.name, strings.Join(p.refused, "\n  "))
+	return errors.Join(fmt.Errorf("refused to approve %d CSR(s) of cluster %s, so nothing was approved or accepted for it:\n  %s\nIf you trust them after inspecting them (kubectl get csr NAME -o yaml), approve them with --skip-approve-check; otherwise delete them (kubectl delete csr NAME)",
+		len(p.refused), p.name, strings.Join(p.refused, "\n  ")), p.replacements())
 }
 
 // verdict is the result of accept without --wait.

@@ -66,11 +66,21 @@ func (o *tokenOptions) agentURL(c *clients) string {
 type joinInfo struct {
 	HubToken     string `json:"hub-token"`
 	HubAPIServer string `json:"hub-apiserver"`
+	// ClusterName is the one cluster the token joins, if it is for one.
+	ClusterName string `json:"cluster-name,omitempty"`
+}
+
+// cluster is the cluster name to join as, or a placeholder.
+func (j joinInfo) cluster() string {
+	if j.ClusterName != "" {
+		return j.ClusterName
+	}
+	return "<cluster_name>"
 }
 
 // joinCommand is the command to run on a cluster to join it.
 func (j joinInfo) joinCommand() string {
-	return fmt.Sprintf("flotilla join --hub-token %s --hub-apiserver %s --cluster-name <cluster_name>", j.HubToken, j.HubAPIServer)
+	return fmt.Sprintf("flotilla join --hub-token %s --hub-apiserver %s --cluster-name %s", j.HubToken, j.HubAPIServer, j.cluster())
 }
 
 // printJoin prints the join command, or its parts as JSON or YAML.
@@ -78,14 +88,18 @@ func (o *tokenOptions) printJoin(info joinInfo, expires time.Time) error {
 	if o.output != outputText {
 		return printData(o.streams.Out, o.output, info)
 	}
-	fmt.Fprintf(o.streams.Out, `To add a cluster to this hub, run on it (the token is valid until %s):
+	what := "a cluster"
+	if info.ClusterName != "" {
+		what = "cluster " + info.ClusterName + " (the token joins it alone, once)"
+	}
+	fmt.Fprintf(o.streams.Out, `To add %s to this hub, run on it (the token is valid until %s):
 
     %s
 
 then accept it here with:
 
-    flotilla accept --clusters <cluster_name>
-`, expires.Local().Format(time.RFC1123), info.joinCommand())
+    flotilla accept --clusters %s
+`, what, expires.Local().Format(time.RFC1123), info.joinCommand(), info.cluster())
 	return nil
 }
 
@@ -94,6 +108,8 @@ type initOptions struct {
 	joinCommandFile string
 	newToken        bool
 	dryRun          bool
+	// clusterName, when set, makes the token one for that cluster alone.
+	clusterName string
 }
 
 func newInitCommand(g *globalOptions) *cobra.Command {
@@ -117,12 +133,24 @@ init talks to the hub with its admin kubeconfig and makes sure that:
 
 It is safe to run again: it repairs what is missing and changes nothing else.
 
+With --cluster-name, the join token is one for that cluster alone, and for
+one join: the hub refuses a ManagedCluster or CSR of any other cluster made
+with it, and ends it once a hub admin accepted the cluster's first CSR made
+with it (it expires 5 minutes after the certificate is signed, and the hub
+then deletes it). A token for any cluster, which init hands out without
+--cluster-name, lets whoever reads it ask for any cluster's name, as often
+as they like, until it expires: prefer one token per cluster (see
+docs/security.md).
+
 With --dry-run, init instead prints what installs the hub controllers on an
 existing cluster (CRDs, RBAC, the leader-elected Deployment, the webhook and
 metrics Services): the objects of the flotilla-hub Helm chart, for
 kubectl apply or a GitOps repository. It contacts nothing.`,
 		Example: `  # Prepare the hub and print the join command.
   flotilla init --kubeconfig ~/.local/share/flotilla/hub/admin.kubeconfig
+
+  # A token that joins cluster1 alone, once (the safe default for a fleet).
+  flotilla init --cluster-name cluster1 -o json
 
   # Agents reach the hub through a load balancer, not the kubeconfig's address.
   flotilla init --hub-apiserver https://hub.example.com:6443
@@ -143,6 +171,11 @@ kubectl apply or a GitOps repository. It contacts nothing.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			if o.clusterName != "" {
+				if err := validateClusterName(o.clusterName); err != nil {
+					return fmt.Errorf("--cluster-name: %w", err)
+				}
+			}
 			return o.run(cmd.Context())
 		},
 	}
@@ -150,6 +183,7 @@ kubectl apply or a GitOps repository. It contacts nothing.`,
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that install the hub controllers on an existing cluster (the flotilla-hub chart's, with --hub-apiserver as the address agents use) as YAML (-o json: a List), contacting nothing")
 	cmd.Flags().StringVar(&o.joinCommandFile, "output-join-command-file", "", "also write the join command to this file (mode 0600: it holds the token)")
 	cmd.Flags().BoolVar(&o.newToken, "new-token", false, "create a new join token even if a valid one exists")
+	cmd.Flags().StringVar(&o.clusterName, "cluster-name", "", "make the join token one for this cluster alone, accepted once")
 	return cmd
 }
 
@@ -199,16 +233,20 @@ func (o *initOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t, created, err := ensureToken(ctx, c, o.tokenTTL, o.newToken)
+	t, created, err := ensureTokenFor(ctx, c, o.tokenTTL, o.newToken, o.clusterName)
 	if err != nil {
 		return err
 	}
-	if created {
-		o.notef("Hub: created join token %s, valid until %s", t.ID, t.Expires.Local().Format(time.RFC3339))
-	} else {
-		o.notef("Hub: reusing join token %s, valid until %s (--new-token makes another)", t.ID, t.Expires.Local().Format(time.RFC3339))
+	forWhom := ""
+	if o.clusterName != "" {
+		forWhom = " for cluster " + o.clusterName + " alone, once,"
 	}
-	info := joinInfo{HubToken: t.String(), HubAPIServer: hubURL}
+	if created {
+		o.notef("Hub: created join token %s,%s valid until %s", t.ID, forWhom, t.Expires.Local().Format(time.RFC3339))
+	} else {
+		o.notef("Hub: reusing join token %s,%s valid until %s (--new-token makes another)", t.ID, forWhom, t.Expires.Local().Format(time.RFC3339))
+	}
+	info := joinInfo{HubToken: t.String(), HubAPIServer: hubURL, ClusterName: o.clusterName}
 	if o.joinCommandFile != "" {
 		if err := os.WriteFile(o.joinCommandFile, []byte(info.joinCommand()+"\n"), 0o600); err != nil {
 			return fmt.Errorf("--output-join-command-file: %w", err)

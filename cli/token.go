@@ -91,13 +91,21 @@ func reuseMargin(ttl time.Duration) time.Duration {
 	return min(ttl/2, maxReuseMargin)
 }
 
-// pickToken returns, among the given Secrets, the valid join token that
-// expires last, provided it stays valid at least margin past now.
+// pickToken returns, among the given Secrets, the valid join token for
+// any cluster that expires last, provided it stays valid at least margin
+// past now.
 func pickToken(secrets []corev1.Secret, now time.Time, margin time.Duration) (bootstrapToken, bool) {
+	return pickTokenFor(secrets, now, margin, "")
+}
+
+// pickTokenFor is pickToken for the tokens of one cluster, unused, or
+// those for any cluster when cluster is "".
+func pickTokenFor(secrets []corev1.Secret, now time.Time, margin time.Duration, cluster string) (bootstrapToken, bool) {
 	var best bootstrapToken
 	found := false
 	for i := range secrets {
-		if secrets[i].DeletionTimestamp != nil {
+		if secrets[i].DeletionTimestamp != nil || secrets[i].Labels[bootstraptoken.ClusterLabel] != cluster ||
+			secrets[i].Annotations[bootstraptoken.UsedByAnnotation] != "" {
 			continue
 		}
 		t, err := tokenFromSecret(&secrets[i])
@@ -117,9 +125,24 @@ func newTokenSecret(t bootstrapToken) *corev1.Secret {
 	return bootstraptoken.Secret(t.ID, t.Secret, t.Expires)
 }
 
+// newClusterTokenSecret returns the Secret that makes t a join token for
+// cluster alone, once.
+func newClusterTokenSecret(t bootstrapToken, cluster string) *corev1.Secret {
+	if cluster == "" {
+		return newTokenSecret(t)
+	}
+	return bootstraptoken.ClusterSecret(t.ID, t.Secret, t.Expires, cluster)
+}
+
 // ensureToken returns a join token valid for a while yet, creating one that
 // lives ttl when there is none or when fresh is set.
 func ensureToken(ctx context.Context, c *clients, ttl time.Duration, fresh bool) (t bootstrapToken, created bool, err error) {
+	return ensureTokenFor(ctx, c, ttl, fresh, "")
+}
+
+// ensureTokenFor is ensureToken for a token that joins cluster alone, once
+// (any cluster, any number of times, when cluster is "").
+func ensureTokenFor(ctx context.Context, c *clients, ttl time.Duration, fresh bool, cluster string) (t bootstrapToken, created bool, err error) {
 	now := time.Now()
 	if !fresh {
 		list, err := c.kube.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
@@ -128,11 +151,11 @@ func ensureToken(ctx context.Context, c *clients, ttl time.Duration, fresh bool)
 		if err != nil {
 			return t, false, explain(err, c.where, "list the join tokens in namespace kube-system")
 		}
-		if t, ok := pickToken(list.Items, now, reuseMargin(ttl)); ok {
+		if t, ok := pickTokenFor(list.Items, now, reuseMargin(ttl), cluster); ok {
 			return t, false, nil
 		}
 	}
-	t, err = createToken(ctx, c.kube, now.Add(ttl))
+	t, err = createToken(ctx, c.kube, now.Add(ttl), cluster)
 	if err != nil {
 		return t, false, explain(err, c.where, "create a join token in namespace kube-system")
 	}
@@ -166,7 +189,7 @@ func waitTokenAccepted(ctx context.Context, c *clients, t bootstrapToken) error 
 	return nil
 }
 
-func createToken(ctx context.Context, kube kubernetes.Interface, expires time.Time) (bootstrapToken, error) {
+func createToken(ctx context.Context, kube kubernetes.Interface, expires time.Time, cluster string) (bootstrapToken, error) {
 	for {
 		s, err := bootstraputil.GenerateBootstrapToken()
 		if err != nil {
@@ -174,7 +197,7 @@ func createToken(ctx context.Context, kube kubernetes.Interface, expires time.Ti
 		}
 		t, _ := parseToken(s)
 		t.Expires = expires.Truncate(time.Second)
-		_, err = kube.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, newTokenSecret(t), metav1.CreateOptions{})
+		_, err = kube.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, newClusterTokenSecret(t, cluster), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			continue // the id is taken: draw again
 		}

@@ -18,6 +18,9 @@ type bootstrap struct {
 	config *rest.Config
 	// hub is the hub it names, with the CA inline.
 	hub *clientcmdapi.Cluster
+	// used is set when it holds no credentials: the agent removed them
+	// after joining (removeBootstrapCredentials).
+	used bool
 }
 
 // errNoBootstrap means there is no usable bootstrap kubeconfig: it is
@@ -68,9 +71,13 @@ func (r *Registration) loadBootstrap(ctx context.Context) (*bootstrap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errNoBootstrap, source, err)
 	}
+	used := true
+	if ctx, ok := kc.Contexts[kc.CurrentContext]; ok && hasCredentials(kc.AuthInfos[ctx.AuthInfo]) {
+		used = false
+	}
 	config.UserAgent = userAgent
 	if d := newHubDialer(hub.Server, r.cfg.HubServers); d != nil {
 		config.Dial = d.DialContext
 	}
-	return &bootstrap{config: config, hub: hub}, nil
+	return &bootstrap{config: config, hub: hub, used: used}, nil
 }

@@ -17,7 +17,13 @@
 // and stopped when the session ends, so that they never hold a credential
 // the agent gave up. The work agent is one.
 //
-// Owns, on the spoke: Secret hub-kubeconfig-secret in the agent namespace.
+// Holding a certificate of its own, the agent removes the join credentials
+// from the bootstrap kubeconfig Secret (keeping the hub's address and CA):
+// a join token left on a spoke let whoever read it ask for any cluster's
+// name. Joining again after a lost certificate takes a new token.
+//
+// Owns, on the spoke: Secret hub-kubeconfig-secret in the agent namespace,
+// and the credentials of Secret bootstrap-hub-kubeconfig, which it removes.
 // On the hub: the cluster's ManagedCluster (created, then only its status),
 // its CSRs, and Lease managed-cluster-lease in the cluster namespace.
 //

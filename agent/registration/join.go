@@ -45,6 +45,9 @@ func (r *Registration) joinOnce(ctx context.Context, pending **csrRequest) (*Cre
 	if err != nil {
 		return nil, err
 	}
+	if b.used {
+		return nil, fmt.Errorf("%w: the bootstrap kubeconfig holds no credentials: %s", errNoBootstrap, bootstrapUsedHelp)
+	}
 	hubErr := func(err error) error {
 		return &hubError{server: b.hub.Server, identity: bootstrapCredential, err: err}
 	}

@@ -132,6 +132,11 @@ func (r *Registration) Run(ctx context.Context) error {
 		creds, err = r.join(ctx)
 	}
 	for err == nil {
+		// Holding a certificate of its own, the agent needs the join token
+		// no more, and nobody else should find it on the cluster.
+		if err := r.removeBootstrapCredentials(ctx); err != nil {
+			logger.Info("Cannot remove the join token from the bootstrap kubeconfig; trying again with the next session", "reason", err.Error())
+		}
 		// A session ends only when its credentials are no longer usable.
 		reason := r.serve(ctx, creds)
 		if ctx.Err() != nil {

@@ -11,7 +11,11 @@
 //     the tokens it created once they expire (the tokens flotilla init
 //     creates by hand are left to expire). A joined agent authenticates
 //     with its client certificate, which it renews with that certificate
-//     (contract step 8): no rotation ever reaches it.
+//     (contract step 8): no rotation ever reaches it. A token for one
+//     cluster (flotilla init --cluster-name) is also labelled
+//     registration.flotilla.io/token-cluster and in the extra group
+//     ClusterGroup(<cluster>); the registration package holds it to that
+//     cluster and retires it after its first join.
 //   - The ServiceAccount open-cluster-management/agent-registration-bootstrap,
 //     whose TokenRequest tokens `clusteradm get token` hands out.
 //

@@ -31,4 +31,19 @@ const (
 	RotationLabel = "flotilla.io/bootstrap-token-rotation"
 	// RotationValue is RotationLabel's value.
 	RotationValue = "hub"
+
+	// ClusterLabel on a token Secret names the one cluster the token may
+	// join (flotilla init --cluster-name); tokens without it join any.
+	ClusterLabel = "registration.flotilla.io/token-cluster"
+	// ClusterGroupPrefix begins the extra group of a token for one
+	// cluster, ClusterGroup(<cluster>). The hub's admission lets its
+	// holder ask for that cluster alone, and the hub deletes the token
+	// once a CSR made with it is approved.
+	ClusterGroupPrefix = Group + ":cluster:"
+	// UsedByAnnotation on a token Secret for one cluster names the CSR
+	// whose approval used the token up; the hub deletes it shortly after.
+	UsedByAnnotation = "registration.flotilla.io/token-used-by"
 )
+
+// ClusterGroup is the extra group of a join token for cluster c alone.
+func ClusterGroup(c string) string { return ClusterGroupPrefix + c }

@@ -35,6 +35,18 @@ func Secret(id, secret string, expires time.Time) *corev1.Secret {
 	}
 }
 
+// ClusterSecret returns the Secret that makes <id>.<secret> a join token
+// for cluster c alone, until expires or its first accepted join: it is in
+// Group, as every join token, and in ClusterGroup(c), which the hub's
+// admission and flotilla accept hold to c.
+func ClusterSecret(id, secret string, expires time.Time, c string) *corev1.Secret {
+	s := Secret(id, secret, expires)
+	s.Labels[ClusterLabel] = c
+	s.StringData[bootstrapapi.BootstrapTokenDescriptionKey] = "Flotilla join token for cluster " + c + " alone, once (flotilla join --cluster-name " + c + ")"
+	s.StringData[bootstrapapi.BootstrapTokenExtraGroupsKey] = Group + "," + ClusterGroup(c)
+	return s
+}
+
 // Expiration returns when the token of a bootstrap token Secret expires,
 // and false when it names no valid expiration.
 func Expiration(s *corev1.Secret) (time.Time, bool) {

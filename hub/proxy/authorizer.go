@@ -29,6 +29,21 @@ func proxyGrant(a authorizer.Attributes) authorizer.AttributesRecord {
 	}
 }
 
+// ownClusterGrant is the hub RBAC that an agent opening cluster c's tunnel
+// must hold: get on its ManagedCluster, which the hub grants the
+// cluster's accepted agent alone.
+func ownClusterGrant(a authorizer.Attributes) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{
+		User:            a.GetUser(),
+		Verb:            "get",
+		APIGroup:        "cluster.open-cluster-management.io",
+		APIVersion:      "v1",
+		Resource:        "managedclusters",
+		Name:            a.GetName(),
+		ResourceRequest: true,
+	}
+}
+
 // Authorizer decides about the cluster proxy's paths and hands every
 // other request to next. The tunnel of cluster c is for c's agents alone;
 // the door of c asks next whether the caller may create
@@ -44,10 +59,17 @@ func Authorizer(next authorizer.Authorizer) authorizer.Authorizer {
 		}
 		switch a.GetSubresource() {
 		case tunnel.TunnelSubresource:
-			if a.GetUser() != nil && slices.Contains(a.GetUser().GetGroups(), AgentGroupPrefix+cluster) {
-				return authorizer.DecisionAllow, "", nil
+			if a.GetUser() == nil || !slices.Contains(a.GetUser().GetGroups(), AgentGroupPrefix+cluster) {
+				return authorizer.DecisionDeny, fmt.Sprintf("only the agent of cluster %s may open its tunnel", cluster), nil
 			}
-			return authorizer.DecisionDeny, fmt.Sprintf("only the agent of cluster %s may open its tunnel", cluster), nil
+			// The group is in every certificate signed for the cluster; the
+			// hub's RBAC says which of them is the cluster's agent (once it
+			// recorded one, the accepted agent's user alone).
+			d, _, err := next.Authorize(ctx, ownClusterGrant(a))
+			if d == authorizer.DecisionAllow {
+				return d, "", err
+			}
+			return authorizer.DecisionDeny, fmt.Sprintf("only the accepted agent of cluster %s may open its tunnel: %s may not get ManagedCluster %s", cluster, a.GetUser().GetName(), cluster), err
 		case tunnel.ProxySubresource:
 			d, reason, err := next.Authorize(ctx, proxyGrant(a))
 			if d == authorizer.DecisionAllow {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // The policy is evaluated by the API server itself, so that it holds
@@ -20,14 +21,23 @@ const (
 	// the field turns true.
 	mayAcceptExpr = "authorizer.group('" + RegisterGroup + "').resource('" + ManagedClustersResource + "')" +
 		".subresource('" + AcceptSubresource + "').name(object.metadata.name).check('update').allowed()"
-	acceptRuleExpr    = "!variables.accepts || variables.wasAccepted || variables.mayAccept"
+	acceptRuleExpr = "!variables.accepts || variables.wasAccepted || variables.mayAccept"
+	// The accepted agent decides who holds the cluster's access: setting,
+	// changing or removing it is accepting an agent.
+	agentExpr        = "has(object.metadata.annotations) && '" + identity.AcceptedAgentAnnotation + "' in object.metadata.annotations ? object.metadata.annotations['" + identity.AcceptedAgentAnnotation + "'] : ''"
+	oldAgentExpr     = "oldObject != null && has(oldObject.metadata.annotations) && '" + identity.AcceptedAgentAnnotation + "' in oldObject.metadata.annotations ? oldObject.metadata.annotations['" + identity.AcceptedAgentAnnotation + "'] : ''"
+	agentRuleExpr    = "variables.agent == variables.oldAgent || variables.mayAccept"
+	agentMessageExpr = "'user ' + request.userInfo.username + ' may not set annotation " + identity.AcceptedAgentAnnotation + " on ManagedCluster ' + " +
+		"object.metadata.name + ': it names the agent that holds the access of the cluster, and needs permission to update " + ManagedClustersResource + "/" + AcceptSubresource +
+		" in API group " + RegisterGroup + "'"
 	acceptMessageExpr = "'user ' + request.userInfo.username + ' may not set spec.hubAcceptsClient to true on ManagedCluster ' + " +
 		"object.metadata.name + ': it needs permission to update " + ManagedClustersResource + "/" + AcceptSubresource +
 		" in API group " + RegisterGroup + "'"
 )
 
 // acceptPolicy is the ValidatingAdmissionPolicy that lets only users allowed
-// update on managedclusters/accept set spec.hubAcceptsClient to true.
+// update on managedclusters/accept set spec.hubAcceptsClient to true, or
+// set or change the cluster's accepted agent.
 func acceptPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 	return &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: AcceptPolicyName},
@@ -49,11 +59,18 @@ func acceptPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 				{Name: "accepts", Expression: acceptsExpr},
 				{Name: "wasAccepted", Expression: wasAcceptedExpr},
 				{Name: "mayAccept", Expression: mayAcceptExpr},
+				{Name: "agent", Expression: agentExpr},
+				{Name: "oldAgent", Expression: oldAgentExpr},
 			},
 			Validations: []admissionregistrationv1.Validation{{
 				Expression:        acceptRuleExpr,
 				MessageExpression: acceptMessageExpr,
 				Message:           "spec.hubAcceptsClient may be set to true only by users allowed to update " + ManagedClustersResource + "/" + AcceptSubresource + " in API group " + RegisterGroup,
+				Reason:            ptr.To(metav1.StatusReasonForbidden),
+			}, {
+				Expression:        agentRuleExpr,
+				MessageExpression: agentMessageExpr,
+				Message:           "annotation " + identity.AcceptedAgentAnnotation + " may be set only by users allowed to update " + ManagedClustersResource + "/" + AcceptSubresource + " in API group " + RegisterGroup,
 				Reason:            ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},

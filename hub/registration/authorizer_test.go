@@ -25,17 +25,17 @@ import (
 // user and its groups allow, refuses agents what they do not, and leaves
 // other users' remaining requests to RBAC.
 func TestAuthorizer(t *testing.T) {
-	objs := []runtime.Object{clusterRole("c1"), clusterRoleBinding("c1"), clusterRole("c2"), clusterRoleBinding("c2")}
+	objs := []runtime.Object{clusterRole("c1"), clusterRoleBinding("c1", ""), clusterRole("c2"), clusterRoleBinding("c2", "")}
 	for _, r := range sharedClusterRoles() {
 		objs = append(objs, r)
 	}
-	for _, rb := range append(roleBindings("c1"), roleBindings("c2")...) {
+	for _, rb := range append(roleBindings("c1", ""), roleBindings("c2", "")...) {
 		objs = append(objs, rb)
 	}
 	// A binding of c3 that does not name c3's group, and one that grants
 	// every cluster's agents something through a shared group.
-	tampered := clusterRoleBinding("c3")
-	tampered.Subjects = clusterSubjects("other")
+	tampered := clusterRoleBinding("c3", "")
+	tampered.Subjects = clusterSubjects("other", "")
 	objs = append(objs, clusterRole("c3"), tampered,
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "all-agents"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}},
@@ -179,7 +179,7 @@ func selected(attrs authorizer.AttributesRecord, op selection.Operator, values .
 func TestSubjectBindingsWithoutIndex(t *testing.T) {
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, c := range []string{"c1", "c2"} {
-		if err := indexer.Add(clusterRoleBinding(c)); err != nil {
+		if err := indexer.Add(clusterRoleBinding(c, "")); err != nil {
 			t.Fatal(err)
 		}
 	}

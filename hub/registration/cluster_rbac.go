@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // ensureAccess creates or repairs the RBAC of an accepted cluster. Every
@@ -33,7 +34,8 @@ func (r *ClusterReconciler) ensureAccess(ctx context.Context, cluster *clusterv1
 	if err := r.ensureClusterRole(ctx, cluster, clusterRole(cluster.Name)); err != nil {
 		return err
 	}
-	for _, want := range roleBindings(cluster.Name) {
+	agent := cluster.Annotations[identity.AcceptedAgentAnnotation]
+	for _, want := range roleBindings(cluster.Name, agent) {
 		got := &rbacv1.RoleBinding{}
 		got.Name, got.Namespace = want.Name, want.Namespace
 		if err := r.createOrUpdate(ctx, cluster, got, func() error {
@@ -52,7 +54,7 @@ func (r *ClusterReconciler) ensureAccess(ctx context.Context, cluster *clusterv1
 			return err
 		}
 	}
-	want := clusterRoleBinding(cluster.Name)
+	want := clusterRoleBinding(cluster.Name, agent)
 	got := &rbacv1.ClusterRoleBinding{}
 	got.Name = want.Name
 	return r.createOrUpdate(ctx, cluster, got, func() error {
@@ -109,7 +111,7 @@ func (r *ClusterReconciler) revokeAccess(ctx context.Context, c string) error {
 // revokeRegistrationAccess removes everything but the agent's access to
 // its ManifestWorks.
 func (r *ClusterReconciler) revokeRegistrationAccess(ctx context.Context, c string) error {
-	for _, obj := range []client.Object{clusterRoleBinding(c), clusterRole(c), registrationRoleBinding(c)} {
+	for _, obj := range []client.Object{clusterRoleBinding(c, ""), clusterRole(c), registrationRoleBinding(c, "")} {
 		if err := r.deleteIfPresent(ctx, obj); err != nil {
 			return err
 		}
@@ -122,7 +124,7 @@ func (r *ClusterReconciler) revokeWorkAccess(ctx context.Context, c string) erro
 	if err := r.releaseWorkRoleBinding(ctx, c); err != nil {
 		return err
 	}
-	return r.deleteIfPresent(ctx, workRoleBinding(c))
+	return r.deleteIfPresent(ctx, workRoleBinding(c, ""))
 }
 
 // releaseWorkRoleBinding drops the finalizer that keeps cluster c's work

@@ -43,7 +43,7 @@ func TestEnsureAccessBindsTheClusterLast(t *testing.T) {
 	if err := r.ensureAccess(t.Context(), cluster); err != nil {
 		t.Fatal(err)
 	}
-	bindings := len(roleBindings(cluster.Name))
+	bindings := len(roleBindings(cluster.Name, ""))
 	if len(created) != bindings+1 || !slices.Equal(created[bindings:], []string{"ClusterRoleBinding"}) {
 		t.Errorf("created %v; want the %d RoleBindings, then the ClusterRoleBinding", created, bindings)
 	}

@@ -20,7 +20,9 @@ import (
 // must be a user of the requester's own cluster, and every subject O of
 // the form system:open-cluster-management:<cluster> one of its own
 // clusters. Bootstrap identities, which join new clusters, and hub admins
-// are not checked. The request's subject is DER inside the object, beyond
+// are not checked, but for a join token made for one cluster (flotilla
+// init --cluster-name), which is held to that cluster alike. The request's
+// subject is DER inside the object, beyond
 // a ValidatingAdmissionPolicy's CEL; the label is checked by one
 // (AgentCSRPolicyName), which also holds on hubs run against an existing
 // cluster.
@@ -40,7 +42,10 @@ func (a *csrSubjectAdmission) Validate(_ context.Context, attrs admission.Attrib
 	if u == nil {
 		return nil
 	}
-	own := clustersOf(u)
+	own, who, whose := clustersOf(u), "an agent of cluster", "its own cluster's"
+	if len(own) == 0 {
+		own, who, whose = tokenClustersOf(u), "joining with a token for cluster", "that cluster's"
+	}
 	if len(own) == 0 {
 		return nil
 	}
@@ -54,8 +59,8 @@ func (a *csrSubjectAdmission) Validate(_ context.Context, attrs admission.Attrib
 		return nil
 	}
 	if err := checkOwnSubject(request, own); err != nil {
-		return admission.NewForbidden(attrs, fmt.Errorf("user %s is an agent of cluster %s and may ask only for its own cluster's certificates: %w",
-			u.GetName(), strings.Join(own, ", "), err))
+		return admission.NewForbidden(attrs, fmt.Errorf("user %s is %s %s and may ask only for %s certificates: %w",
+			u.GetName(), who, strings.Join(own, ", "), whose, err))
 	}
 	return nil
 }

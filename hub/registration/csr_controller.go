@@ -3,6 +3,7 @@ package registration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -17,13 +18,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // CSRReconciler approves agents' certificate renewals. First CSRs, sent
-// with a bootstrap credential, are left to a hub admin.
+// with a bootstrap credential, are left to a hub admin; once one is
+// approved for a new cluster, it records the agent it names as the
+// cluster's accepted agent.
 type CSRReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads join token Secrets, which the cache does not hold.
+	APIReader client.Reader
 	// Recorder emits an event for every approval.
 	Recorder events.EventRecorder
 }
@@ -48,7 +54,10 @@ func (r *CSRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !pending(csr) {
-		return ctrl.Result{}, nil
+		if err := r.recordJoinedAgent(ctx, csr); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.retireClusterToken(ctx, csr, time.Now())
 	}
 	ren, err := parseRenewal(csr)
 	if err != nil {
@@ -89,6 +98,11 @@ func (r *CSRReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	logger.Info("Approved an agent's certificate renewal", "managedCluster", klog.KObj(cluster), "agent", ren.agent)
 	r.Recorder.Eventf(csr, cluster, corev1.EventTypeNormal, reasonCSRAutoApproved, "Approve",
 		"Renewal CSR %s of agent %s of cluster %s was approved", csr.Name, ren.agent, ren.cluster)
+	if cluster.Annotations[identity.AcceptedAgentAnnotation] == "" {
+		// A cluster accepted before the hub recorded agents: the agent
+		// that renews is the one RBAC allowed to, so it is the cluster's.
+		return ctrl.Result{}, r.recordAgent(ctx, cluster, ren.agent)
+	}
 	return ctrl.Result{}, nil
 }
 

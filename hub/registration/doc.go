@@ -13,7 +13,9 @@
 // set (it puts it into "default", as OCM's hub does). It also owns the
 // ValidatingAdmissionPolicy that lets only users allowed update on
 // register.open-cluster-management.io managedclusters/accept set
-// spec.hubAcceptsClient to true (installed by Install at hub start).
+// spec.hubAcceptsClient to true or set the accepted agent, and the one that
+// holds a join token for one cluster to that cluster (installed by Install
+// at hub start).
 //
 // Two controllers run in the hub manager:
 //
@@ -30,7 +32,16 @@
 //     requester, the label and the certificate subject all name the same
 //     accepted cluster and a SubjectAccessReview allows the requester to
 //     renew managedclusters/clientcertificates of that cluster. It never
-//     approves a first CSR: a hub admin does that (flotilla accept).
+//     approves a first CSR: a hub admin does that (flotilla accept). Once
+//     one is approved for a new cluster, it records the agent it names as
+//     the cluster's accepted agent (annotation
+//     registration.flotilla.io/accepted-agent), and the cluster controller
+//     binds the cluster's RBAC to that agent's user alone: a certificate
+//     signed for any other agent of the cluster gets nothing, and only a
+//     hub admin replaces the agent (flotilla accept --replace-agent). A
+//     join token for one cluster (flotilla init --cluster-name) that made
+//     an approved, signed CSR expires five minutes later and is then
+//     deleted.
 //
 // The lease is read, not watched: a renewal changes nothing on the hub (the
 // agent, not the hub, reports Available again), and before declaring a

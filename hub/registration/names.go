@@ -55,6 +55,7 @@ const (
 	reasonAvailableUnknown     = "AvailableUnknown"
 	reasonTaintsUpdated        = "ManagedClusterTaintsUpdated"
 	reasonCSRAutoApproved      = "ManagedClusterCSRAutoApproved"
+	reasonAgentNotAccepted     = "ManagedClusterAgentNotAccepted"
 	reasonInvalidClusterName   = "InvalidClusterName"
 	csrApprovalConditionReason = "AutoApprovedByHubCSRApprovingController"
 )

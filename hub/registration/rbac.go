@@ -59,40 +59,51 @@ func clusterRole(c string) *rbacv1.ClusterRole {
 	}
 }
 
-// clusterRoleBinding binds cluster c's ClusterRole to its agents' group.
-func clusterRoleBinding(c string) *rbacv1.ClusterRoleBinding {
+// clusterRoleBinding binds cluster c's ClusterRole to its agent (see
+// clusterSubjects).
+func clusterRoleBinding(c, agent string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(c), Labels: clusterLabels(c)},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(c)},
-		Subjects:   clusterSubjects(c),
+		Subjects:   clusterSubjects(c, agent),
 	}
 }
 
 // roleBindings are the RoleBindings in namespace c to the shared roles.
-func roleBindings(c string) []*rbacv1.RoleBinding {
-	return []*rbacv1.RoleBinding{registrationRoleBinding(c), workRoleBinding(c)}
+func roleBindings(c, agent string) []*rbacv1.RoleBinding {
+	return []*rbacv1.RoleBinding{registrationRoleBinding(c, agent), workRoleBinding(c, agent)}
 }
 
-func registrationRoleBinding(c string) *rbacv1.RoleBinding {
+func registrationRoleBinding(c, agent string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: RegistrationRoleBindingName(c), Namespace: c, Labels: clusterLabels(c)},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RegistrationClusterRole},
-		Subjects:   clusterSubjects(c),
+		Subjects:   clusterSubjects(c, agent),
 	}
 }
 
-func workRoleBinding(c string) *rbacv1.RoleBinding {
+func workRoleBinding(c, agent string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: WorkRoleBindingName(c), Namespace: c, Labels: clusterLabels(c),
 			Finalizers: []string{WorkRoleBindingFinalizer},
 		},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: WorkClusterRole},
-		Subjects: clusterSubjects(c),
+		Subjects: clusterSubjects(c, agent),
 	}
 }
 
-func clusterSubjects(c string) []rbacv1.Subject {
+// clusterSubjects are whom cluster c's access is granted to: its accepted
+// agent, by user name, once the hub has recorded one
+// (identity.AcceptedAgentAnnotation), so that an agent it replaced, or a
+// certificate approved for another agent of the same cluster, is refused
+// by RBAC itself; until then, as OCM does, the group of c's agents.
+// Certificates cannot be revoked in Kubernetes: naming the user is how the
+// hub stops honouring one.
+func clusterSubjects(c, agent string) []rbacv1.Subject {
+	if agent != "" {
+		return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: identity.AgentUser(c, agent)}}
+	}
 	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ClusterGroup(c)}}
 }
 

@@ -20,7 +20,7 @@ func Setup(mgr manager.Manager) error {
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the ManagedCluster registration controller: %w", err)
 	}
-	csrs := &CSRReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(recorderName)}
+	csrs := &CSRReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(recorderName)}
 	if err := csrs.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the CSR approving controller: %w", err)
 	}

@@ -100,3 +100,12 @@ func CheckClientUsages(usages []certificatesv1.KeyUsage) error {
 	}
 	return nil
 }
+
+// AcceptedAgentAnnotation on a ManagedCluster names, by its agent id, the
+// one agent of the cluster that the hub grants the cluster's access: the
+// agent whose join the hub accepted, or the one a hub admin accepted in
+// its place (flotilla accept --replace-agent). Only the hub's side writes
+// it: the hub's registration controller when a cluster's first agent is
+// accepted, and users allowed to accept clusters. Agents may not change
+// it, since it does not begin with their annotation prefix.
+const AcceptedAgentAnnotation = "registration.flotilla.io/accepted-agent"
