@@ -102,19 +102,7 @@ func request(ns, name string) reconcile.Request {
 // the roots that have a copy in its namespace and hub templates, which
 // may read .ManagedClusterLabels.
 func (r *Reconciler) templatedPoliciesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &policyv1.PolicyList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetName()), client.HasLabels{policyv1.RootPolicyLabel}, client.UnsafeDisableDeepCopy); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot list the replicated policies of a cluster", "cluster", o.GetName())
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range list.Items {
-		ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel])
-		if ok && r.refs.withTemplates(types.NamespacedName{Namespace: ns, Name: name}) {
-			reqs = append(reqs, request(ns, name))
-		}
-	}
-	return reqs
+	return r.rootsWithCopyIn(ctx, o.GetName(), func(root types.NamespacedName) bool { return r.refs.withTemplates(root) })
 }
 
 // taintsChanged passes ManagedCluster updates that change its taints,
@@ -136,14 +124,21 @@ func taintsChanged() predicate.Predicate {
 // policiesOfCluster maps a ManagedCluster to the roots with a copy in its
 // namespace.
 func (r *Reconciler) policiesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.rootsWithCopyIn(ctx, o.GetName(), func(types.NamespacedName) bool { return true })
+}
+
+// rootsWithCopyIn lists the roots with a copy in cluster's namespace that
+// keep says to reconcile.
+func (r *Reconciler) rootsWithCopyIn(ctx context.Context, cluster string, keep func(root types.NamespacedName) bool) []reconcile.Request {
 	list := &policyv1.PolicyList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetName()), client.HasLabels{policyv1.RootPolicyLabel}, client.UnsafeDisableDeepCopy); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot list the replicated policies of a cluster", "cluster", o.GetName())
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster), client.HasLabels{policyv1.RootPolicyLabel}, client.UnsafeDisableDeepCopy); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot list the replicated policies of a cluster", "cluster", cluster)
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		if ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel]); ok {
+		ns, name, ok := splitRoot(list.Items[i].Labels[policyv1.RootPolicyLabel])
+		if ok && keep(types.NamespacedName{Namespace: ns, Name: name}) {
 			reqs = append(reqs, request(ns, name))
 		}
 	}

@@ -2,18 +2,15 @@ package policy
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // WebhookName names the ValidatingWebhookConfiguration and its one
@@ -69,25 +66,9 @@ func WebhookConfiguration(serverURL, service string, caBundle []byte) *admission
 // at the server. The hub calls it at every start, once its webhook server
 // answers.
 func InstallWebhook(ctx context.Context, client kubernetes.Interface, serverURL, service string, caBundle []byte) error {
-	want := WebhookConfiguration(serverURL, service, caBundle)
-	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	// Hub processes that start together may both find none and create it.
-	conflict := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
-	err := retry.OnError(retry.DefaultRetry, conflict, func() error {
-		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, want, metav1.CreateOptions{})
-			return err
-		}
-		if err != nil || equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
-			return err
-		}
-		got.Webhooks = want.Webhooks
-		_, err = api.Update(ctx, got, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("install ValidatingWebhookConfiguration %s: %w", want.Name, err)
-	}
-	return nil
+	return kubeapply.Install(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
+		WebhookConfiguration(serverURL, service, caBundle), "ValidatingWebhookConfiguration",
+		func(c *admissionregistrationv1.ValidatingWebhookConfiguration) *[]admissionregistrationv1.ValidatingWebhook {
+			return &c.Webhooks
+		})
 }
