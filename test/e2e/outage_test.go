@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,9 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
@@ -95,7 +98,7 @@ var _ = Describe("Back after faults", func() {
 
 		By("creating a work after the restart: Applied on the spoke within the bound")
 		created := time.Now()
-		res = onHub("create", "work", "after", "-f", example, "--clusters", "cluster-o")
+		res = onHub("create", "work", "after", "-f", exampleDeploying("hello-after"), "--clusters", "cluster-o")
 		Expect(res.code).To(Equal(0), res.stderr)
 		Eventually(func(g Gomega) {
 			w := &workv1.ManifestWork{}
@@ -115,13 +118,31 @@ var _ = Describe("Back after faults", func() {
 		Expect(agent.WaitForOutput("uses them instead", time.Minute)).To(Succeed(), agent.Tail(20))
 		Eventually(func() bool { return leaseRenewedAfter(ctx, admin, "cluster-o", restarted) }, time.Minute).Should(BeTrue(), agent.Tail(30))
 		Expect(countCSRs(ctx, admin)).To(Equal(csrsBefore), "the agent asked for no new certificate")
-		res = onHub("create", "work", "again", "-f", example, "--clusters", "cluster-o", "--wait", "--timeout", "2m")
+		res = onHub("create", "work", "again", "-f", exampleDeploying("hello-again"), "--clusters", "cluster-o", "--wait", "--timeout", "2m")
 		Expect(res.code).To(Equal(0), res.stderr)
-		Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, &appsv1.Deployment{})).To(Succeed())
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello-again"}, &appsv1.Deployment{})).To(Succeed())
 		mc := &clusterv1.ManagedCluster{}
 		Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster-o"}, mc)).To(Succeed())
 	})
 })
+
+// exampleDeploying writes the shared hello work into a new directory with its
+// Deployment renamed to name, so that several works in one cluster each own
+// an object of their own: two works that apply one object are a conflict
+// the agent reports, not two successes.
+func exampleDeploying(name string) string {
+	GinkgoHelper()
+	work := readExample("manifestwork-hello.yaml")
+	manifests, _, err := unstructured.NestedSlice(work.Object, "spec", "workload", "manifests")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(unstructured.SetNestedField(manifests[0].(map[string]any), name, "metadata", "name")).To(Succeed())
+	Expect(unstructured.SetNestedSlice(work.Object, manifests, "spec", "workload", "manifests")).To(Succeed())
+	data, err := yaml.Marshal(work.Object)
+	Expect(err).NotTo(HaveOccurred())
+	p := filepath.Join(GinkgoT().TempDir(), name+".yaml")
+	Expect(os.WriteFile(p, data, 0o600)).To(Succeed())
+	return p
+}
 
 // sharedExample is framework.SharedExample for a spec.
 func sharedExample(name string) string {
