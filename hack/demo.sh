@@ -7,7 +7,7 @@
 # Policy, wait until the clusters run the workloads and comply, and print
 # what the hub knows.
 # The sandbox keeps running; `make demo-down` stops it and removes .demo/.
-# README.md's "Quick start" walks through the same steps.
+# docs/demo.md walks through the same steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/bin}

@@ -489,7 +489,7 @@ func ControlPlaneOptions(o controlplane.Options) controlplane.Options {
 // in its own namespace. The watch cache would hold every one as
 // unstructured maps (managed fields included) and a history of their
 // recent versions: 1.0 GiB of the hub's 2.3 GiB live heap at 5,000
-// clusters with 10 works each (docs/benchmarks.md, thirteenth round).
+// clusters with 10 works each (docs/benchmarks.md, "Hub settings").
 // Without it each change of a work is decoded once per watch that selects
 // it, more CPU while works churn, and each namespace's list is read from
 // etcd.

@@ -82,7 +82,7 @@ func parseLimit(s string) (int64, bool) {
 // collecting more often costs little once the fleet is quiet; and a burst
 // (a fleet joining, works fanned out) then spreads what stays live over
 // fewer spans, which the collector cannot give back while one object in
-// them lives (docs/benchmarks.md, seventeenth round).
+// them lives (docs/benchmarks.md, "Hub settings").
 const DefaultGCPercent = 50
 
 // SetGCPercent sets the collector's percent to percent when it is > 0.
