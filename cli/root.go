@@ -110,7 +110,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.WithPolicyGets(g, get.WithPlacementGets(g, get.NewCommand(g))), create.WithPolicyCreates(g, create.WithPlacementCreates(g, create.NewCommand(g))), deletecmd.NewCommand(g), clusterset.NewCommand(g), kubeconfig.NewCommand(g), describe.WithDescribes(g, describe.WithWorkDescribe(g, describe.NewCommand(g)))} {
+	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g)} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}

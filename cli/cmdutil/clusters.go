@@ -79,6 +79,7 @@ func (e *notHubError) Error() string {
 
 func (e *notHubError) Unwrap() error { return e.err }
 
+// BoolColumn shows a boolean as a condition status does: True or False.
 func BoolColumn(b bool) string {
 	if b {
 		return "True"
@@ -94,6 +95,7 @@ func ConditionColumn(conds []metav1.Condition, t string) string {
 	return string(metav1.ConditionUnknown)
 }
 
+// AgeColumn shows how long ago created was, as kubectl does.
 func AgeColumn(created metav1.Time, now time.Time) string {
 	if created.IsZero() {
 		return "<unknown>"
@@ -101,6 +103,7 @@ func AgeColumn(created metav1.Time, now time.Time) string {
 	return duration.HumanDuration(now.Sub(created.Time))
 }
 
+// QuantityColumn shows one resource of a list; <none> when it is missing.
 func QuantityColumn(l clusterv1.ResourceList, name clusterv1.ResourceName) string {
 	if q, ok := l[name]; ok {
 		return q.String()
@@ -108,6 +111,7 @@ func QuantityColumn(l clusterv1.ResourceList, name clusterv1.ResourceName) strin
 	return "<none>"
 }
 
+// LabelsColumn shows labels as sorted key=value pairs; <none> when there are none.
 func LabelsColumn(labels map[string]string) string {
 	if len(labels) == 0 {
 		return "<none>"
@@ -120,6 +124,7 @@ func LabelsColumn(labels map[string]string) string {
 	return strings.Join(pairs, ",")
 }
 
+// URLColumn shows the first client config's URL; <none> when there is none.
 func URLColumn(cfgs []clusterv1.ClientConfig) string {
 	if len(cfgs) == 0 {
 		return "<none>"
@@ -127,6 +132,7 @@ func URLColumn(cfgs []clusterv1.ClientConfig) string {
 	return cfgs[0].URL
 }
 
+// OrNone is s, or <none> when s is empty.
 func OrNone(s string) string {
 	if s == "" {
 		return "<none>"
@@ -134,6 +140,7 @@ func OrNone(s string) string {
 	return s
 }
 
+// OrDash is s, or - when s is empty.
 func OrDash(s string) string {
 	if s == "" {
 		return "-"

@@ -16,6 +16,7 @@ import (
 type Failure int
 
 const (
+	// FailureOther: none of the below.
 	FailureOther Failure = iota
 	// FailureUnreachable: no connection (refused, no route, DNS, timeout).
 	FailureUnreachable

@@ -33,6 +33,8 @@ var Scheme = func() *runtime.Scheme {
 // Side names the cluster a command talks to, for messages.
 type Side string
 
+// The two sides: hub commands talk to the hub, join and unjoin to the
+// managed cluster.
 const (
 	HubSide   Side = "hub"
 	SpokeSide Side = "managed cluster"
@@ -102,6 +104,7 @@ func (g *Globals) ClientsFor(s Side, tune ...func(*rest.Config)) (*Clients, erro
 	return c, nil
 }
 
+// NewClients makes the clients of cfg; where names its API server in messages.
 func NewClients(cfg *rest.Config, where string) (*Clients, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -21,6 +21,7 @@ type Progress struct {
 	now    func() time.Time
 }
 
+// NewProgress reports to w.
 func NewProgress(w io.Writer) *Progress { return &Progress{w: w, now: time.Now} }
 
 // slowWait is how long one state of a wait lasts before its progress
@@ -82,8 +83,8 @@ func (p *Progress) Report(format string, args ...any) {
 // ErrTimedOut ends a wait whose deadline passed.
 var ErrTimedOut = errors.New("timed out")
 
-// PollUntil calls cond every pollInterval until it reports done or fails,
-// or until deadline passes (errTimedOut). Requests inside cond run with
+// PollUntil calls cond every PollInterval until it reports done or fails,
+// or until deadline passes (ErrTimedOut). Requests inside cond run with
 // ctx, not with the deadline, so that a timeout is never mistaken for a
 // failing server.
 func PollUntil(ctx context.Context, deadline time.Time, cond func(context.Context) (bool, error)) error {

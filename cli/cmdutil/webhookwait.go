@@ -23,7 +23,7 @@ func webhookUnavailable(err error) bool {
 }
 
 // WebhookWaitOf is how long the writes of cmd ride out an unavailable
-// webhook: its --timeout, or defaultWaitTimeout for a command without one.
+// webhook: its --timeout, or DefaultWaitTimeout for a command without one.
 func WebhookWaitOf(cmd *cobra.Command) time.Duration {
 	if f := cmd.Flags().Lookup("timeout"); f != nil && f.Value.Type() == "duration" {
 		if d, err := time.ParseDuration(f.Value.String()); err == nil && d > 0 {
@@ -35,7 +35,7 @@ func WebhookWaitOf(cmd *cobra.Command) time.Duration {
 
 // waitingForWebhook wraps c so that its creates, updates and patches that
 // fail because the API server cannot call a webhook are sent again until
-// g.webhookWait has passed since the clients were made (as the command
+// g.WebhookWait has passed since the clients were made (as the command
 // starts), saying once on progress that
 // they wait.
 func (g *Globals) waitingForWebhook(c client.Client, where string) client.Client {

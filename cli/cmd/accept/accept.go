@@ -9,6 +9,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
 )
 
+// NewCommand returns `flotilla accept`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	o := &handshake.AcceptOptions{Globals: g}
 	cmd := &cobra.Command{

@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/console"
 )
 
+// NewCommand returns `flotilla console`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	var port int
 	cmd := &cobra.Command{

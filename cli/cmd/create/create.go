@@ -6,13 +6,19 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
-// WithPlacementCreates adds `create clusterset` and `create placement` to the create command.
-func WithPlacementCreates(g *cmdutil.Globals, create *cobra.Command) *cobra.Command {
+// NewCommand returns `flotilla create` with all its kinds.
+func NewCommand(g *cmdutil.Globals) *cobra.Command {
+	return withPolicyCreates(g, withPlacementCreates(g, newCreateCommand(g)))
+}
+
+// withPlacementCreates adds `create clusterset` and `create placement` to the create command.
+func withPlacementCreates(g *cmdutil.Globals, create *cobra.Command) *cobra.Command {
 	create.AddCommand(newCreateClusterSetCommand(g), newCreatePlacementCommand(g))
 	return create
 }
 
-func NewCommand(g *cmdutil.Globals) *cobra.Command {
+// newCreateCommand returns `flotilla create` with its kind work.
+func newCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create KIND NAME",
 		Short: "Create objects on the hub",

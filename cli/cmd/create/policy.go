@@ -29,8 +29,8 @@ type createPolicyOptions struct {
 	timeout   time.Duration
 }
 
-// WithPolicyCreates adds `create policy` to the create command.
-func WithPolicyCreates(g *cmdutil.Globals, create *cobra.Command) *cobra.Command {
+// withPolicyCreates adds `create policy` to the create command.
+func withPolicyCreates(g *cmdutil.Globals, create *cobra.Command) *cobra.Command {
 	create.AddCommand(newCreatePolicyCommand(g))
 	return create
 }

@@ -45,6 +45,7 @@ type credentialPluginOptions struct {
 	inCluster func() (*rest.Config, error)
 }
 
+// NewCommand returns `flotilla credential-plugin`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	o := &credentialPluginOptions{Globals: g, inCluster: rest.InClusterConfig}
 	cmd := &cobra.Command{

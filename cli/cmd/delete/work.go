@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
+// NewCommand returns `flotilla delete`, with its kind work.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete KIND NAME",

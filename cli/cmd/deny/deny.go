@@ -12,6 +12,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
 )
 
+// NewCommand returns `flotilla deny`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	var clusters []string
 	cmd := &cobra.Command{

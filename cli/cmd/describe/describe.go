@@ -19,10 +19,15 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil/workview"
 )
 
-// WithDescribes adds `describe cluster`, `describe clusterset` and
+// NewCommand returns `flotilla describe` with all its kinds.
+func NewCommand(g *cmdutil.Globals) *cobra.Command {
+	return withDescribes(g, withWorkDescribe(g, newDescribeCommand(g)))
+}
+
+// withDescribes adds `describe cluster`, `describe clusterset` and
 // `describe placement` to the describe command, so that every kind `get`
 // lists can be described (work and policy are added beside).
-func WithDescribes(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
+func withDescribes(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
 	if describe.Example == "" {
 		describe.Example = `  flotilla describe cluster cluster1
   flotilla describe work hello -n apps
@@ -112,8 +117,8 @@ func exactlyOneName(kind, usage string) cobra.PositionalArgs {
 	}
 }
 
-// NewCommand is `flotilla describe`, with `describe policy`.
-func NewCommand(g *cmdutil.Globals) *cobra.Command {
+// newDescribeCommand is `flotilla describe`, with `describe policy`.
+func newDescribeCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe",
 		Short: "Show one object of the hub in detail",

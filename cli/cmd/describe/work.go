@@ -20,8 +20,8 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil/workview"
 )
 
-// WithWorkDescribe adds `describe work` to the describe command.
-func WithWorkDescribe(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
+// withWorkDescribe adds `describe work` to the describe command.
+func withWorkDescribe(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
 	var namespace, output string
 	var clusters []string
 	cmd := &cobra.Command{

@@ -34,6 +34,7 @@ func (o *devOptions) addDirFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.dir, "dir", defaultDevDir(), "directory holding the dev environment: state, logs, kubeconfigs, data")
 }
 
+// NewCommand returns `flotilla dev` with up, status, restart and down.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",

@@ -6,13 +6,19 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
-// WithPlacementGets adds `get clustersets` and `get placements` to the get command.
-func WithPlacementGets(g *cmdutil.Globals, get *cobra.Command) *cobra.Command {
+// NewCommand returns `flotilla get` with all its kinds.
+func NewCommand(g *cmdutil.Globals) *cobra.Command {
+	return withPolicyGets(g, withPlacementGets(g, newGetCommand(g)))
+}
+
+// withPlacementGets adds `get clustersets` and `get placements` to the get command.
+func withPlacementGets(g *cmdutil.Globals, get *cobra.Command) *cobra.Command {
 	get.AddCommand(newGetClusterSetsCommand(g), newGetPlacementsCommand(g))
 	return get
 }
 
-func NewCommand(g *cmdutil.Globals) *cobra.Command {
+// newGetCommand returns `flotilla get` with its kinds token, clusters and works.
+func newGetCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get KIND [NAME]",
 		Short: "Show objects of the hub",

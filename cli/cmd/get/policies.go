@@ -14,8 +14,8 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
-// WithPolicyGets adds `get policies` to the get command.
-func WithPolicyGets(g *cmdutil.Globals, get *cobra.Command) *cobra.Command {
+// withPolicyGets adds `get policies` to the get command.
+func withPolicyGets(g *cmdutil.Globals, get *cobra.Command) *cobra.Command {
 	get.AddCommand(newGetPoliciesCommand(g))
 	return get
 }

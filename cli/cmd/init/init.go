@@ -24,6 +24,7 @@ type initOptions struct {
 	clusterName string
 }
 
+// NewCommand returns `flotilla init`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	o := &initOptions{TokenOptions: handshake.TokenOptions{Globals: g}}
 	cmd := &cobra.Command{

@@ -42,6 +42,7 @@ type joinOptions struct {
 	output string
 }
 
+// NewCommand returns `flotilla join`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	o := &joinOptions{Globals: g}
 	cmd := &cobra.Command{

@@ -25,6 +25,7 @@ type proxyKubeconfigOptions struct {
 	outputFile string
 }
 
+// NewCommand returns `flotilla kubeconfig`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	o := &proxyKubeconfigOptions{Globals: g}
 	cmd := &cobra.Command{

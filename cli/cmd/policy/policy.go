@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
+// NewCommand returns `flotilla policy` with its subcommand test.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "policy",

@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
 )
 
+// NewCommand returns `flotilla unjoin`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	var clusterName string
 	cmd := &cobra.Command{

@@ -32,6 +32,7 @@ type serverVersion struct {
 	Kubernetes string `json:"kubernetes"`
 }
 
+// NewCommand returns `flotilla version`.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	var clientOnly bool
 	var output string

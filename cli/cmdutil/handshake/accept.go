@@ -24,6 +24,8 @@ import (
 	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
+// AcceptOptions are the flags of `flotilla accept`, and what accepting
+// clusters needs: dev up and the console accept with them too.
 type AcceptOptions struct {
 	*cmdutil.Globals
 	Clusters  []string
@@ -41,6 +43,7 @@ type AcceptOptions struct {
 	watch *acceptWatch
 }
 
+// Run accepts o.Clusters, and with o.Wait waits until they have joined.
 func (o *AcceptOptions) Run(ctx context.Context) error {
 	c, err := o.ClientsFor(cmdutil.HubSide, func(cfg *rest.Config) {
 		if len(o.Clusters) > 1 {

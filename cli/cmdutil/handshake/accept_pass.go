@@ -119,6 +119,7 @@ func approveCSR(ctx context.Context, c *cmdutil.Clients, csr *certificatesv1.Cer
 	return cmdutil.Explain(err, c.Where, "approve CSR "+csr.Name)
 }
 
+// SetHubAcceptsClient sets (accept) or clears spec.hubAcceptsClient of mc.
 func SetHubAcceptsClient(ctx context.Context, c *cmdutil.Clients, mc *clusterv1.ManagedCluster, accept bool) error {
 	orig := mc.DeepCopy()
 	mc.Spec.HubAcceptsClient = accept

@@ -104,7 +104,7 @@ func (p AcceptPass) replacements() error {
 		p.name, replace, strings.Join(deletes, " "), revoke)
 }
 
-// recordReplacement makes o.replaceAgent the accepted agent of mc before
+// recordReplacement makes o.ReplaceAgent the accepted agent of mc before
 // its CSR is approved, so that the hub never holds a certificate of the
 // new agent that the old one's access would still be bound to. The
 // write is guarded by the resourceVersion read.

@@ -32,6 +32,7 @@ type TokenOptions struct {
 	Output       string
 }
 
+// AddFlags adds --token-ttl, --hub-apiserver and -o to cmd.
 func (o *TokenOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&o.TokenTTL, "token-ttl", defaultTokenTTL, "lifetime of a newly created join token (e.g. 2h, 30m)")
@@ -39,6 +40,7 @@ func (o *TokenOptions) AddFlags(cmd *cobra.Command) {
 	cmdutil.AddOutputFlag(cmd, &o.Output, cmdutil.OutputJSON, cmdutil.OutputYAML)
 }
 
+// Validate checks the flags before anything is sent anywhere.
 func (o *TokenOptions) Validate() error {
 	if o.TokenTTL <= 0 {
 		return fmt.Errorf("--token-ttl %s must be positive: join tokens always expire (e.g. --token-ttl 2h)", o.TokenTTL)
@@ -133,8 +135,7 @@ func EnsureClusterInfo(ctx context.Context, c *cmdutil.Clients, hubURL string) e
 	return nil
 }
 
-// parseHubURL checks a hub API server address given on the command line.
-// parseHubServers checks join's --hub-server entries, the other addresses
+// ParseHubServers checks join's --hub-server entries, the other addresses
 // of the hub whose --hub-apiserver is apiServer, and returns them as the
 // host:port the agent's --hub-server takes. An entry may also be given as
 // an https:// URL, as --hub-apiserver is.
@@ -185,6 +186,7 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "443")
 }
 
+// ParseHubURL checks a hub API server address given on the command line.
 func ParseHubURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "https" || u.Host == "" {

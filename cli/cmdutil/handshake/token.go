@@ -141,7 +141,7 @@ func EnsureToken(ctx context.Context, c *cmdutil.Clients, ttl time.Duration, fre
 	return EnsureTokenFor(ctx, c, ttl, fresh, "")
 }
 
-// EnsureTokenFor is ensureToken for a token that joins cluster alone, once
+// EnsureTokenFor is EnsureToken for a token that joins cluster alone, once
 // (any cluster, any number of times, when cluster is "").
 func EnsureTokenFor(ctx context.Context, c *cmdutil.Clients, ttl time.Duration, fresh bool, cluster string) (t BootstrapToken, created bool, err error) {
 	now := time.Now()
