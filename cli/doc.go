@@ -45,4 +45,32 @@
 // Every command writes its result to standard output and progress, notes and
 // warnings to standard error, so that `-o json` output can be piped. Errors
 // say what failed, where, and what to do about it.
+//
+// # Layout
+//
+// The tree reads like the command line, as kubectl's pkg/cmd/<verb> and
+// clusteradm's do:
+//
+//   - cli (this package): the root command only: the global flags
+//     (--kubeconfig, --context, -v), the help groups, Run and the streams.
+//     It builds the tree from the command packages and finishes it (the
+//     kind verbs' help, the examples of cobra's own commands, name
+//     completion).
+//   - cli/cmd/<command>: one package per top-level command or command
+//     group, named by its words: accept, deny, clusterset, console,
+//     create, delete, describe, get, init, join, unjoin, kubeconfig,
+//     credentialplugin, dev, policy, version. Each has NewCommand; each
+//     command's options, flags and run are in its own files, and a verb's
+//     kinds are files of its package (create/work.go, get/placements.go).
+//     A command package never imports another (layout_test.go checks it).
+//   - cli/cmdutil: what two or more commands use: the global options and
+//     clients, -o and printers, progress, errors, completion, the
+//     --clusters vocabulary, hub and webhook waiting, columns, selectors.
+//     Its sub-packages hold the nouns several commands share:
+//     cmdutil/handshake (join tokens, bootstrap RBAC, cluster-info, CSR
+//     acceptance, the agent join installs) and cmdutil/workview (how works
+//     and replica sets are shown).
+//   - cli/console: the web console that `flotilla console` serves.
+//
+// No CLI file is longer than 400 lines (layout_test.go checks that too).
 package cli

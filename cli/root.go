@@ -5,27 +5,33 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+
+	"github.com/flotilla-io/flotilla/cli/cmd/accept"
+	"github.com/flotilla-io/flotilla/cli/cmd/clusterset"
+	"github.com/flotilla-io/flotilla/cli/cmd/console"
+	"github.com/flotilla-io/flotilla/cli/cmd/create"
+	"github.com/flotilla-io/flotilla/cli/cmd/credentialplugin"
+	deletecmd "github.com/flotilla-io/flotilla/cli/cmd/delete"
+	"github.com/flotilla-io/flotilla/cli/cmd/deny"
+	"github.com/flotilla-io/flotilla/cli/cmd/describe"
+	"github.com/flotilla-io/flotilla/cli/cmd/dev"
+	"github.com/flotilla-io/flotilla/cli/cmd/get"
+	initcmd "github.com/flotilla-io/flotilla/cli/cmd/init"
+	"github.com/flotilla-io/flotilla/cli/cmd/join"
+	"github.com/flotilla-io/flotilla/cli/cmd/kubeconfig"
+	"github.com/flotilla-io/flotilla/cli/cmd/policy"
+	"github.com/flotilla-io/flotilla/cli/cmd/unjoin"
+	"github.com/flotilla-io/flotilla/cli/cmd/version"
+	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
-// IOStreams are where a command reads its input and writes its output.
-type IOStreams struct {
-	// In is standard input.
-	In io.Reader
-	// Out receives results: tables, join commands, JSON and YAML.
-	Out io.Writer
-	// ErrOut receives progress, notes, warnings and errors.
-	ErrOut io.Writer
-}
-
-// StdStreams returns the streams of the process.
-func StdStreams() IOStreams {
-	return IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+// withGroup puts cmd in a help group.
+func withGroup(id string, cmd *cobra.Command) *cobra.Command {
+	cmd.GroupID = id
+	return cmd
 }
 
 // Command groups shown in `flotilla --help`.
@@ -34,20 +40,10 @@ const (
 	groupCluster = "cluster"
 )
 
-// globalOptions are the flags every command shares.
-type globalOptions struct {
-	streams    IOStreams
-	kubeconfig string
-	context    string
-	// webhookWait is how long the command's writes wait for an admission
-	// webhook that the API server cannot call (see waitingForWebhook).
-	webhookWait time.Duration
-}
-
 // Run executes the flotilla command line args (without the program name)
 // and returns the process exit code. Errors are printed to streams.ErrOut
 // as one message, never with a stack trace.
-func Run(ctx context.Context, streams IOStreams, args []string) int {
+func Run(ctx context.Context, streams cmdutil.IOStreams, args []string) int {
 	cmd := NewRootCommand(streams)
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
@@ -63,8 +59,8 @@ func Run(ctx context.Context, streams IOStreams, args []string) int {
 
 // NewRootCommand returns the `flotilla` command with every subcommand,
 // reading and writing only the given streams.
-func NewRootCommand(streams IOStreams) *cobra.Command {
-	g := &globalOptions{streams: streams}
+func NewRootCommand(streams cmdutil.IOStreams) *cobra.Command {
+	g := &cmdutil.Globals{Streams: streams}
 	cmd := &cobra.Command{
 		Use:   "flotilla",
 		Short: "Join Kubernetes clusters to a Flotilla hub and manage them",
@@ -92,7 +88,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(c *cobra.Command, _ []string) {
-			g.webhookWait = webhookWaitOf(c)
+			g.WebhookWait = cmdutil.WebhookWaitOf(c)
 		},
 	}
 	cmd.SetIn(streams.In)
@@ -102,8 +98,8 @@ else ~/.kube/config, exactly as with kubectl.`,
 		return fmt.Errorf("%w\nSee '%s --help' for the flags.", err, c.CommandPath())
 	})
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file of the hub (hub commands) or of the managed cluster (join, unjoin); default: $KUBECONFIG, then ~/.kube/config")
-	pf.StringVar(&g.context, "context", "", "kubeconfig context to use (default: its current context)")
+	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "kubeconfig file of the hub (hub commands) or of the managed cluster (join, unjoin); default: $KUBECONFIG, then ~/.kube/config")
+	pf.StringVar(&g.Context, "context", "", "kubeconfig context to use (default: its current context)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	verbosity := klogFlags.Lookup("v")
@@ -114,24 +110,19 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{newInitCommand(g), newAcceptCommand(g), newDenyCommand(g), withPolicyGets(g, withPlacementGets(g, newGetCommand(g))), withPolicyCreates(g, withPlacementCreates(g, newCreateCommand(g))), newDeleteCommand(g), newClusterSetCommand(g), newKubeconfigCommand(g), withDescribes(g, withWorkDescribe(g, newDescribeCommand(g)))} {
+	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g)} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}
-	for _, sub := range []*cobra.Command{newJoinCommand(g), newUnjoinCommand(g)} {
+	for _, sub := range []*cobra.Command{join.NewCommand(g), unjoin.NewCommand(g)} {
 		sub.GroupID = groupCluster
 		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(newDevCommand(g), newVersionCommand(g), newCredentialPluginCommand(g))
-	cmd.AddCommand(newPolicyCommand(g))
-	cmd.AddCommand(withGroup(groupHub, newConsoleCommand(g)))
+	cmd.AddCommand(dev.NewCommand(g), version.NewCommand(g), credentialplugin.NewCommand(g))
+	cmd.AddCommand(policy.NewCommand(g))
+	cmd.AddCommand(withGroup(groupHub, console.NewCommand(g)))
 	finishKindVerbs(cmd)
 	addExamplesToGenerated(cmd)
-	addNameCompletions(g, cmd)
+	cmdutil.AddNameCompletions(g, cmd)
 	return cmd
-}
-
-// notef writes a progress or status line to standard error.
-func (g *globalOptions) notef(format string, args ...any) {
-	fmt.Fprintf(g.streams.ErrOut, format+"\n", args...)
 }

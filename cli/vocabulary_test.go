@@ -5,15 +5,11 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
-	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
-	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/cli/cmdutil"
 )
 
 // walk calls f for cmd and every command below it.
@@ -43,7 +39,7 @@ func TestClustersFlagIsOneVocabulary(t *testing.T) {
 		if strings.HasPrefix(c.CommandPath(), "flotilla dev") {
 			return
 		}
-		plural, singular := c.Flags().Lookup(clustersFlag), c.Flags().Lookup(clusterFlagAlias)
+		plural, singular := c.Flags().Lookup(cmdutil.ClustersFlag), c.Flags().Lookup(cmdutil.ClusterFlagAlias)
 		if plural == nil && singular == nil {
 			return
 		}
@@ -55,7 +51,7 @@ func TestClustersFlagIsOneVocabulary(t *testing.T) {
 		if plural.Value.Type() != "stringSlice" {
 			t.Errorf("%s: --clusters is a %s, want a list of names", c.CommandPath(), plural.Value.Type())
 		}
-		if _, ok := c.GetFlagCompletionFunc(clusterFlagAlias); !ok {
+		if _, ok := c.GetFlagCompletionFunc(cmdutil.ClusterFlagAlias); !ok {
 			t.Errorf("%s: --cluster does not complete cluster names", c.CommandPath())
 		}
 		if strings.Contains(c.Flags().FlagUsages(), "--cluster ") {
@@ -66,7 +62,7 @@ func TestClustersFlagIsOneVocabulary(t *testing.T) {
 			t.Errorf("%s: %v", c.CommandPath(), err)
 			return
 		}
-		if got, _ := c.Flags().GetStringSlice(clustersFlag); strings.Join(got, ",") != "a,b,c" {
+		if got, _ := c.Flags().GetStringSlice(cmdutil.ClustersFlag); strings.Join(got, ",") != "a,b,c" {
 			t.Errorf("%s: --cluster a --clusters b,c gave %v", c.CommandPath(), got)
 		}
 	})
@@ -83,7 +79,7 @@ func TestEveryKindGetListsHasDescribe(t *testing.T) {
 	root := NewRootCommand(IOStreams{})
 	get, _, _ := root.Find([]string{"get"})
 	describe, _, _ := root.Find([]string{"describe"})
-	for _, kind := range kindsOf(get) {
+	for _, kind := range cmdutil.KindsOf(get) {
 		if kind == "token" {
 			continue
 		}
@@ -97,8 +93,8 @@ func TestEveryKindGetListsHasDescribe(t *testing.T) {
 			t.Errorf("get %s has no describe %s", kind, singular)
 		}
 	}
-	if len(kindsOf(describe)) < 5 {
-		t.Errorf("describe serves %v", kindsOf(describe))
+	if len(cmdutil.KindsOf(describe)) < 5 {
+		t.Errorf("describe serves %v", cmdutil.KindsOf(describe))
 	}
 }
 
@@ -108,7 +104,7 @@ func TestKindVerbsSayTheirKinds(t *testing.T) {
 	root := NewRootCommand(IOStreams{})
 	for _, verb := range kindVerbs {
 		c, _, _ := root.Find([]string{verb})
-		for _, kind := range kindsOf(c) {
+		for _, kind := range cmdutil.KindsOf(c) {
 			if !strings.Contains(c.Long, "\n  "+kind) || !strings.Contains(c.Short, kind) {
 				t.Errorf("help of %s does not list %s", verb, kind)
 			}
@@ -141,52 +137,10 @@ func TestKindVerbsSayTheirKinds(t *testing.T) {
 func TestFlagAliasHiddenFromUsage(t *testing.T) {
 	cmd := &cobra.Command{Use: "x"}
 	var got []string
-	addClustersFlag(&globalOptions{}, cmd, &got, "names")
+	cmdutil.AddClustersFlag(&cmdutil.Globals{}, cmd, &got, "names")
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name != clustersFlag {
+		if f.Name != cmdutil.ClustersFlag {
 			t.Errorf("flag %s", f.Name)
 		}
 	})
-}
-
-// TestPendingClusterShowsWhatItsWorkHolds: in a stopped rollout, a cluster
-// still Pending runs the previous spec; describe shows that one's image
-// and says which it gets next.
-func TestPendingClusterShowsWhatItsWorkHolds(t *testing.T) {
-	now := time.Now()
-	deploy := func(image string) workv1.ManifestWorkSpec {
-		return specOf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"` + image + `"}]}}}}`)
-	}
-	rs := replicaSetOf(workv1alpha1.RolloutStrategy{Type: workv1alpha1.Progressive, Progressive: &workv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}},
-		metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAsExpected, ObservedGeneration: 2})
-	rs.Spec.ManifestWorkTemplate = deploy("web:2")
-	works := []workv1.ManifestWork{
-		workIn("c1", deploy("web:2"), now.Add(-time.Minute), metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionTrue),
-		workIn("c2", deploy("web:1"), now.Add(-time.Hour), metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse),
-	}
-	v := buildReplicaSetView(rs, []string{"c1", "c2", "c3"}, map[string]string{"c1": "web", "c2": "web", "c3": "web"}, nil, works, now)
-	var out bytes.Buffer
-	if err := writeReplicaSetDescription(&out, v); err != nil {
-		t.Fatal(err)
-	}
-	lines := map[string]string{}
-	for _, l := range strings.Split(out.String(), "\n") {
-		if f := strings.Fields(l); len(f) > 0 {
-			lines[f[0]] = l
-		}
-	}
-	if l := lines["c1"]; !strings.Contains(l, "Failed") || !strings.Contains(l, "web:2") {
-		t.Errorf("c1: %q", l)
-	}
-	if l := lines["c2"]; !strings.Contains(l, "Pending") || !strings.Contains(l, " web:1 ") || !strings.Contains(l, "next: replicas 2, images web:2") {
-		t.Errorf("c2 holds web:1 and gets web:2 next: %q", l)
-	}
-	if l := lines["c3"]; !strings.Contains(l, "Pending") || !strings.Contains(l, "next: replicas 2, images web:2") {
-		t.Errorf("c3 has no work yet: %q", l)
-	}
-	for _, cd := range v.data().Clusters {
-		if cd.Cluster == "c2" && cd.Images != "web:1" {
-			t.Errorf("data: c2 images %q, want web:1", cd.Images)
-		}
-	}
 }

@@ -1,0 +1,134 @@
+package unjoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/cli/cmdutil"
+	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
+)
+
+// NewCommand returns `flotilla unjoin`.
+func NewCommand(g *cmdutil.Globals) *cobra.Command {
+	var clusterName string
+	cmd := &cobra.Command{
+		Use:   "unjoin --cluster-name NAME",
+		Short: "Remove the agent from this cluster",
+		Long: `Remove the Flotilla agent from the cluster of --kubeconfig: its Deployment,
+ServiceAccount, RBAC (ClusterRoles and ClusterRoleBindings
+open-cluster-management:flotilla-agent...), its secrets (bootstrap and hub
+credentials) and its namespace open-cluster-management-agent.
+
+What the agent applied stays: workloads from ManifestWorks, their
+AppliedManifestWorks, and objects enforced by policies.
+
+--cluster-name must match the name the cluster joined with, as a guard
+against running this against the wrong cluster. The hub keeps the
+ManagedCluster: remove it there with
+"kubectl delete managedcluster <name>".`,
+		Example: `  flotilla unjoin --kubeconfig cluster1.kubeconfig --cluster-name cluster1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if clusterName == "" {
+				return errors.New("--cluster-name is required: the name this cluster joined the hub with")
+			}
+			if err := cmdutil.ValidateClusterName(clusterName); err != nil {
+				return fmt.Errorf("--cluster-name: %w", err)
+			}
+			c, err := g.ClientsFor(cmdutil.SpokeSide)
+			if err != nil {
+				return err
+			}
+			return unjoin(cmd.Context(), g, c, clusterName)
+		},
+	}
+	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name the cluster joined the hub with")
+	return cmd
+}
+
+func unjoin(ctx context.Context, g *cmdutil.Globals, c *cmdutil.Clients, clusterName string) error {
+	ns := agent.DefaultNamespace
+	// Guard: the hub credentials say which cluster this is.
+	creds := &corev1.Secret{}
+	err := c.Ctrl.Get(ctx, client.ObjectKey{Namespace: ns, Name: agent.HubKubeconfigSecretName}, creds)
+	switch {
+	case err == nil:
+		if joined := string(creds.Data["cluster-name"]); joined != "" && joined != clusterName {
+			return fmt.Errorf("%s joined the hub as cluster %q, not %q: check --kubeconfig and --cluster-name", c.Where, joined, clusterName)
+		}
+	case !apierrors.IsNotFound(err):
+		return cmdutil.Explain(err, c.Where, "read Secret "+ns+"/"+agent.HubKubeconfigSecretName)
+	}
+
+	var removed []string
+	remove := func(kind string, obj client.Object) error {
+		err := c.Ctrl.Delete(ctx, obj, client.PropagationPolicy("Background"))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return cmdutil.Explain(err, c.Where, fmt.Sprintf("delete %s %s", kind, handshake.Describe(obj)))
+		}
+		removed = append(removed, kind+" "+handshake.Describe(obj))
+		return nil
+	}
+	labels := client.MatchingLabels(handshake.AgentLabels())
+	// The agent stops first, so it cannot put anything back.
+	for _, o := range []struct {
+		kind string
+		obj  client.Object
+	}{
+		{"Deployment", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: handshake.AgentName}}},
+		{"Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: agent.BootstrapSecretName}}},
+		{"Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: agent.HubKubeconfigSecretName}}},
+	} {
+		if err := remove(o.kind, o.obj); err != nil {
+			return err
+		}
+	}
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	if err := c.Ctrl.List(ctx, bindings, labels); err != nil {
+		return cmdutil.Explain(err, c.Where, "list the agent's ClusterRoleBindings")
+	}
+	for i := range bindings.Items {
+		if err := remove("ClusterRoleBinding", &bindings.Items[i]); err != nil {
+			return err
+		}
+	}
+	roles := &rbacv1.ClusterRoleList{}
+	if err := c.Ctrl.List(ctx, roles, labels); err != nil {
+		return cmdutil.Explain(err, c.Where, "list the agent's ClusterRoles")
+	}
+	for i := range roles.Items {
+		if err := remove("ClusterRole", &roles.Items[i]); err != nil {
+			return err
+		}
+	}
+	// The namespace takes the ServiceAccount, Role and RoleBinding with it.
+	if err := remove("Namespace", &corev1.Namespace{ObjectMeta: handshake.AgentNamespace().ObjectMeta}); err != nil {
+		return err
+	}
+	if len(removed) == 0 {
+		g.Notef("Nothing to remove: %s has no Flotilla agent.", c.Where)
+		return nil
+	}
+	for _, r := range removed {
+		g.Notef("Cluster: removed %s", r)
+	}
+	fmt.Fprintf(g.Streams.Out, `The agent of cluster %q is removed; what it applied stays.
+To remove the cluster from the hub, run there:
+
+    kubectl delete managedcluster %s
+`, clusterName, clusterName)
+	return nil
+}
