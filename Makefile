@@ -97,8 +97,17 @@ test-unit: ## Unit tests (no servers).
 	cd api && go test ./...
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/integration -e /test/e2e)
 
-test-integration: ## Integration tests: real API servers started in-process.
-	go test $(GO_TEST_FLAGS) -timeout 20m ./test/integration/...
+# The integration suite runs on INTEGRATION_PROCS processes at once, each
+# with a hub of its own: its specs mostly wait on API servers and
+# controllers, so more processes than cores pay. Each spec is reported as
+# it ends; what it logged is shown only if it fails.
+INTEGRATION_PROCS ?= 4
+# GINKGO_FLAGS go to the ginkgo command line, e.g. --focus="work agent".
+GINKGO_FLAGS ?=
+GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
+
+test-integration: ## Integration tests: real API servers started in-process, INTEGRATION_PROCS processes at once.
+	$(GINKGO) -v --procs=$(INTEGRATION_PROCS) --timeout=20m --no-color $(GINKGO_FLAGS) ./test/integration
 
 test-e2e: build images ## End-to-end tests: the real binaries as separate processes, and the images as containers (Docker; they fail under CI=true without one).
 	go test $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/... -args -bin-dir=$(BIN) -images-dir=$(BIN)/images

@@ -156,7 +156,7 @@ func startAgentUnmanaged(opts agent.Options) *runningAgent {
 	logger := funcr.New(func(prefix, args string) {
 		line := strings.TrimSpace(prefix + " " + args)
 		logs.add(line)
-		GinkgoWriter.Println("agent:", line)
+		specLog.Println("agent:", line)
 	}, funcr.Options{})
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	a := &runningAgent{cancel: cancel, done: make(chan error, 1), logs: logs, started: time.Now()}

@@ -31,7 +31,7 @@ type cliResult struct {
 func flotilla(ctx context.Context, args ...string) cliResult {
 	var out, errOut bytes.Buffer
 	code := cli.Run(ctx, cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
-	GinkgoWriter.Printf("$ flotilla %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
+	specLog.Printf("$ flotilla %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
 	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
 }
 

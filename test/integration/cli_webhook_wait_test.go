@@ -48,7 +48,7 @@ var _ = Describe("CLI: writes wait for an admission webhook the API server canno
 		Expect(hubCP.Client.Delete(ctx, unreachable)).To(Succeed())
 		var code int
 		Eventually(done, "60s").Should(Receive(&code))
-		GinkgoWriter.Printf("stdout:\n%s\nstderr:\n%s\n", out.String(), errOut.String())
+		specLog.Printf("stdout:\n%s\nstderr:\n%s\n", out.String(), errOut.String())
 		Expect(code).To(Equal(0), errOut.String())
 		Expect(out.String()).To(ContainSubstring("ManifestWork app created in cluster " + c))
 		Expect(exists(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "app"}})()).To(BeTrue())

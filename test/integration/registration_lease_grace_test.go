@@ -27,31 +27,35 @@ func renewLeaseAt(ctx SpecContext, agent client.Client, c string, at time.Time) 
 }
 
 var _ = Describe("Registration: changing the lease duration", func() {
-	It("keeps a healthy cluster Available when its lease duration goes from 60 s to 10 s, and applies the new grace once the agent renews at 10 s", func(ctx SpecContext) {
+	// The case is 60 s to 10 s; the spec plays it at a fifth of
+	// the scale, 12 s to 2 s, where the hub's settle time (5 s, its
+	// floor) is longer than the new period.
+	It("keeps a healthy cluster Available when its lease duration goes from 12 s to 2 s, and applies the new grace once the agent renews at 2 s", func(ctx SpecContext) {
 		c := newClusterName("leasechange")
-		createCluster(ctx, c, func(mc *clusterv1.ManagedCluster) { mc.Spec.LeaseDurationSeconds = 60 })
+		createCluster(ctx, c, func(mc *clusterv1.ManagedCluster) { mc.Spec.LeaseDurationSeconds = 12 })
 		acceptCluster(ctx, c)
 		agent := crClient(agentConfig(ctx, c, "agent1"))
 
-		// The agent renews every 60 s; the spec plays it at the worst
-		// moment: its last renewal was 55 s ago, longer than the new grace
-		// of 5 × 10 s, and it renews next when its 60 s sleep ends, 5 s
-		// after the change, then every 10 s.
-		lastRenewal := time.Now().Add(-55 * time.Second)
+		// The agent renews every 12 s; the spec plays it at the worst
+		// moment: its last renewal was 11 s ago, longer than the new grace
+		// of 5 × 2 s, and it renews next when its 12 s sleep ends, 1 s
+		// after the change, then every 2 s.
+		lastRenewal := time.Now().Add(-11 * time.Second)
 		renewLeaseAt(ctx, agent, c, lastRenewal)
 		reportAvailable(ctx, agent, c, metav1.ConditionTrue)
 		Eventually(hubTaint(ctx, c, clusterv1.ManagedClusterTaintUnreachable)).Should(BeNil())
 
-		By("lowering spec.leaseDurationSeconds to 10")
+		By("lowering spec.leaseDurationSeconds to 2")
 		Eventually(func() error {
 			mc := getCluster(ctx, c)
-			mc.Spec.LeaseDurationSeconds = 10
+			mc.Spec.LeaseDurationSeconds = 2
 			return hubCP.Client.Update(ctx, mc)
 		}).Should(Succeed())
 
 		// A guard, not a synchronisation: over the agent's last old-period
-		// sleep and two renewals at the new period (25 s), the cluster must
-		// never be Unknown or tainted unreachable.
+		// sleep and four renewals at the new period (9 s, the last two
+		// after the hub's settle time), the cluster must never be Unknown
+		// or tainted unreachable.
 		notUnknown := func(g Gomega) {
 			mc := getCluster(ctx, c)
 			for _, cond := range mc.Status.Conditions {
@@ -61,9 +65,9 @@ var _ = Describe("Registration: changing the lease duration", func() {
 			}
 			g.Expect(mc.Spec.Taints).To(BeEmpty())
 		}
-		renewals := []time.Time{lastRenewal.Add(60 * time.Second)}
-		for range 2 {
-			renewals = append(renewals, renewals[len(renewals)-1].Add(10*time.Second))
+		renewals := []time.Time{lastRenewal.Add(12 * time.Second)}
+		for range 4 {
+			renewals = append(renewals, renewals[len(renewals)-1].Add(2*time.Second))
 		}
 		for _, at := range renewals {
 			Consistently(notUnknown).WithContext(ctx).WithTimeout(time.Until(at)).WithPolling(200 * time.Millisecond).Should(Succeed())
@@ -71,10 +75,10 @@ var _ = Describe("Registration: changing the lease duration", func() {
 			lastRenewal = time.Now()
 		}
 
-		By("stopping the renewals: the new grace of 50 s applies, not the old one of 300 s")
-		Eventually(clusterCondition(ctx, c, clusterv1.ManagedClusterConditionAvailable), 50*time.Second+20*time.Second).
+		By("stopping the renewals: the new grace of 10 s applies, not the old one of 60 s")
+		Eventually(clusterCondition(ctx, c, clusterv1.ManagedClusterConditionAvailable), 10*time.Second+20*time.Second).
 			Should(HaveField("Status", metav1.ConditionUnknown))
 		cond := clusterCondition(ctx, c, clusterv1.ManagedClusterConditionAvailable)()
-		Expect(cond.LastTransitionTime.Time).To(BeTemporally(">=", lastRenewal.Add(50*time.Second).Truncate(time.Second)))
+		Expect(cond.LastTransitionTime.Time).To(BeTemporally(">=", lastRenewal.Add(10*time.Second).Truncate(time.Second)))
 	})
 })

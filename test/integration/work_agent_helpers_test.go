@@ -120,7 +120,7 @@ func (a *workAgent) start() {
 	logger := funcr.New(func(prefix, args string) {
 		line := strings.TrimSpace(prefix + " " + args)
 		a.logs.add(line)
-		GinkgoWriter.Println("work agent:", line)
+		specLog.Println("work agent:", line)
 	}, funcr.Options{Verbosity: 1})
 	logger = logger.WithValues("cluster", a.cluster)
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))

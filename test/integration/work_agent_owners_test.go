@@ -97,7 +97,10 @@ var _ = Describe("Work agent: two works of one object", Ordered, func() {
 			Expect(hubCP.Client.Create(ctx, second)).To(Succeed())
 			holder := fmt.Sprintf("ManifestWork %s/%s of cluster %s", c.name, first.Name, c.name)
 			Eventually(manifestCond(ctx, c.name, second.Name, 0, workv1.ManifestApplied)).Should(And(
-				haveStatusReason(metav1.ConditionFalse, tc.reason), HaveField("Message", ContainSubstring(holder))))
+				haveStatusReason(metav1.ConditionFalse, tc.reason), HaveField("Message", ContainSubstring(holder))),
+				func() string {
+					return fmt.Sprintf("the second work's manifest: %+v", manifestCond(ctx, c.name, second.Name, 0, workv1.ManifestApplied)())
+				})
 			Expect(workCond(ctx, c.name, second.Name, workv1.WorkApplied)()).To(And(
 				haveStatusReason(metav1.ConditionFalse, workv1.ReasonAppliedManifestWorkFailed), HaveField("Message", ContainSubstring(holder))))
 			Expect(workCond(ctx, c.name, first.Name, workv1.WorkApplied)()).To(haveStatus(metav1.ConditionTrue))
