@@ -31,33 +31,57 @@ func benchAgentCPU(ctx context.Context, e *env) error {
 		return err
 	}
 	defer procs.stop()
-	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	const cluster = "bench-idle"
-	bootstrap, err := bootstrapKubeconfig(hubProc.Kubeconfig, join.URL, join.Token, filepath.Join(e.workDir, "cpu-bootstrap.kubeconfig"))
-	if err != nil {
-		return err
-	}
-	agentProc, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-agent"), "--kubeconfig", spokeProc.Kubeconfig,
-		"--bootstrap-kubeconfig", bootstrap, "--cluster-name", cluster, "--namespace", "agent-"+cluster,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	agentProc, err := startAgentProcess(ctx, e, procs, cluster)
 	if err != nil {
 		return err
 	}
 	defer agentProc.Stop(time.Minute)
-	c, err := adminClient(hubProc.Kubeconfig)
+	c, err := adminClient(procs.hub.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	if _, err := acceptAll(ctx, hubProc, c, []string{cluster}); err != nil {
+	if _, err := acceptAll(ctx, procs.hub, c, []string{cluster}); err != nil {
 		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
 	}
+	if err := bindIdlePolicies(ctx, e, procs.hub.Kubeconfig); err != nil {
+		return err
+	}
+	if err := waitCompliant(ctx, c, cluster, *agentPolicies); err != nil {
+		return fmt.Errorf("%w\nagent output:\n%s", err, agentProc.Tail(20))
+	}
+	// What follows the first evaluations (events, status writes) settles first.
+	cpu, rss, err := idleCost(ctx, []*framework.Process{agentProc}, 10*time.Second, *agentIdle)
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("idle agent CPU, %d policies Compliant (%s)", *agentPolicies, *agentIdle),
+		fmt.Sprintf("%.2f %%", cpu), "report (of one core)")
+	row(fmt.Sprintf("idle agent RSS, %d policies", *agentPolicies), mib(rss), "")
+	return nil
+}
 
+// startAgentProcess starts a flotilla-agent process for cluster on the
+// spoke of procs, bootstrapped against its hub; the caller accepts it.
+func startAgentProcess(ctx context.Context, e *env, procs *hubAndSpoke, cluster string) (*framework.Process, error) {
+	bootstrap, err := bootstrapKubeconfig(procs.hub.Kubeconfig, procs.join.URL, procs.join.Token, filepath.Join(e.workDir, "cpu-bootstrap.kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	return framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-agent"), "--kubeconfig", procs.spoke.Kubeconfig,
+		"--bootstrap-kubeconfig", bootstrap, "--cluster-name", cluster, "--namespace", "agent-"+cluster,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+}
+
+// bindIdlePolicies binds the global ClusterSet to the policies namespace,
+// places everywhere and creates the -agent-policies policies there.
+func bindIdlePolicies(ctx context.Context, e *env, hubKubeconfig string) error {
 	const ns = "policies"
 	file, err := idlePolicies(e.workDir, *agentPolicies)
 	if err != nil {
 		return err
 	}
-	kc := "--kubeconfig=" + hubProc.Kubeconfig
+	kc := "--kubeconfig=" + hubKubeconfig
 	for _, args := range [][]string{
 		{"clusterset", "bind", "global", kc, "-n", ns},
 		{"create", "placement", "everywhere", kc, "-n", ns, "--clustersets", "global", "--wait"},
@@ -67,8 +91,13 @@ func benchAgentCPU(ctx context.Context, e *env) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// waitCompliant waits until want policies of cluster are Compliant.
+func waitCompliant(ctx context.Context, c client.Client, cluster string, want int) error {
 	var compliant int
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &policyv1.PolicyList{}
 		if err := c.List(ctx, list, client.InNamespace(cluster)); err != nil {
 			return false, nil
@@ -79,35 +108,11 @@ func benchAgentCPU(ctx context.Context, e *env) error {
 				compliant++
 			}
 		}
-		return compliant == *agentPolicies, nil
+		return compliant == want, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d policies Compliant on %s: %w\nagent output:\n%s", compliant, *agentPolicies, cluster, err, agentProc.Tail(20))
+		return fmt.Errorf("%d of %d policies Compliant on %s: %w", compliant, want, cluster, err)
 	}
-	// What follows the first evaluations (events, status writes) settles first.
-	if err := pause(ctx, 10*time.Second); err != nil {
-		return err
-	}
-	before, err := cpuTime(agentProc.Pid())
-	if err != nil {
-		return err
-	}
-	started := time.Now()
-	if err := pause(ctx, *agentIdle); err != nil {
-		return err
-	}
-	after, err := cpuTime(agentProc.Pid())
-	if err != nil {
-		return err
-	}
-	wall := time.Since(started)
-	rss, err := agentProc.RSS()
-	if err != nil {
-		return err
-	}
-	row(fmt.Sprintf("idle agent CPU, %d policies Compliant (%s)", *agentPolicies, *agentIdle),
-		fmt.Sprintf("%.2f %%", 100*(after-before).Seconds()/wall.Seconds()), "report (of one core)")
-	row(fmt.Sprintf("idle agent RSS, %d policies", *agentPolicies), mib(rss), "")
 	return nil
 }
 

@@ -256,36 +256,9 @@ func (a *hollowAgent) policy(ctx context.Context, p *policyv1.Policy) {
 		events  []complianceEvent
 	)
 	for _, t := range engine.PolicyTemplates(p) {
-		d := policyv1.DetailsPerTemplate{}
-		for _, prev := range p.Status.Details {
-			if prev.TemplateMeta.Name == t.DisplayName() {
-				d = *prev.DeepCopy()
-			}
-		}
-		d.TemplateMeta = metav1.ObjectMeta{Name: t.DisplayName()}
-		var msg string
-		if t.Err != nil {
-			d.ComplianceState, msg = policyv1.NonCompliant, engine.TemplateErrorMessage(t.Err)
-			d.Results = &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: t.Err.Error()}}}
-		} else {
-			res := engine.Evaluate(ctx, t.ConfigurationPolicy, a)
-			if res.Enforce {
-				for _, act := range res.Actions {
-					res.Done(act, a.enforce(act), nil)
-				}
-			}
-			d.ComplianceState, msg, d.Results = res.Compliance(), res.Message(), res.Results(0)
-		}
-		var changed bool
-		if d.History, changed = engine.RecordHistory(d.History, msg, metav1.NewTime(now)); changed {
-			eventType := corev1.EventTypeNormal
-			if d.ComplianceState != policyv1.Compliant {
-				eventType = corev1.EventTypeWarning
-			}
-			// Named as the policy agent names them (OCM's form).
-			name := fmt.Sprintf("%s.%x", p.Name, now.UnixNano()+int64(len(events)))
-			d.History[0].EventName = name
-			events = append(events, complianceEvent{name: name, eventType: eventType, reason: "policy: " + p.Namespace + "/" + d.TemplateMeta.Name, note: msg})
+		d, ev := a.evaluateTemplate(ctx, p, t, now, len(events))
+		if ev != nil {
+			events = append(events, *ev)
 		}
 		details = append(details, d)
 		states = append(states, d.ComplianceState)
@@ -302,21 +275,66 @@ func (a *hollowAgent) policy(ctx context.Context, p *policyv1.Policy) {
 	}
 	a.evaluated[p.Name] = p.Generation
 	for _, e := range events {
-		ev := &corev1.Event{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-			ObjectMeta: metav1.ObjectMeta{Name: e.name, Namespace: p.Namespace},
-			InvolvedObject: corev1.ObjectReference{
-				APIVersion: policyv1.GroupVersion.String(), Kind: policyv1.PolicyKind,
-				Namespace: p.Namespace, Name: p.Name, UID: p.UID,
-			},
-			Reason: e.reason, Message: e.note, Type: e.eventType,
-			Source:         corev1.EventSource{Component: "flotilla-policy-agent", Host: a.name},
-			FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now), Count: 1,
-			Action: "Evaluate", ReportingController: "flotilla-policy-agent", ReportingInstance: a.name,
+		a.createEvent(ctx, p, e, now)
+	}
+}
+
+// evaluateTemplate evaluates template t of p (enforcing what it says to
+// enforce) into its status details, from its details before; when its
+// history changed, it returns the compliance event to write, named after
+// the events before it, of which there are seq.
+func (a *hollowAgent) evaluateTemplate(ctx context.Context, p *policyv1.Policy, t engine.PolicyTemplate, now time.Time, seq int) (policyv1.DetailsPerTemplate, *complianceEvent) {
+	d := policyv1.DetailsPerTemplate{}
+	for _, prev := range p.Status.Details {
+		if prev.TemplateMeta.Name == t.DisplayName() {
+			d = *prev.DeepCopy()
 		}
-		if err := a.hub.create(ctx, hubPath(corev1.SchemeGroupVersion, p.Namespace, "events", "", ""), ev, nil); err != nil && !apierrors.IsAlreadyExists(err) {
-			a.sh.failed("create events", err)
+	}
+	d.TemplateMeta = metav1.ObjectMeta{Name: t.DisplayName()}
+	var msg string
+	if t.Err != nil {
+		d.ComplianceState, msg = policyv1.NonCompliant, engine.TemplateErrorMessage(t.Err)
+		d.Results = &policyv1.TemplateResults{Errors: []policyv1.TemplateError{{ObjectTemplate: -1, Reason: "template-error", Message: t.Err.Error()}}}
+	} else {
+		res := engine.Evaluate(ctx, t.ConfigurationPolicy, a)
+		if res.Enforce {
+			for _, act := range res.Actions {
+				res.Done(act, a.enforce(act), nil)
+			}
 		}
+		d.ComplianceState, msg, d.Results = res.Compliance(), res.Message(), res.Results(0)
+	}
+	var changed bool
+	if d.History, changed = engine.RecordHistory(d.History, msg, metav1.NewTime(now)); !changed {
+		return d, nil
+	}
+	eventType := corev1.EventTypeNormal
+	if d.ComplianceState != policyv1.Compliant {
+		eventType = corev1.EventTypeWarning
+	}
+	// Named as the policy agent names them (OCM's form).
+	name := fmt.Sprintf("%s.%x", p.Name, now.UnixNano()+int64(seq))
+	d.History[0].EventName = name
+	return d, &complianceEvent{name: name, eventType: eventType, reason: "policy: " + p.Namespace + "/" + d.TemplateMeta.Name, note: msg}
+}
+
+// createEvent writes compliance event e of p to the hub, as the policy
+// agent does.
+func (a *hollowAgent) createEvent(ctx context.Context, p *policyv1.Policy, e complianceEvent, now time.Time) {
+	ev := &corev1.Event{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta: metav1.ObjectMeta{Name: e.name, Namespace: p.Namespace},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: policyv1.GroupVersion.String(), Kind: policyv1.PolicyKind,
+			Namespace: p.Namespace, Name: p.Name, UID: p.UID,
+		},
+		Reason: e.reason, Message: e.note, Type: e.eventType,
+		Source:         corev1.EventSource{Component: "flotilla-policy-agent", Host: a.name},
+		FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now), Count: 1,
+		Action: "Evaluate", ReportingController: "flotilla-policy-agent", ReportingInstance: a.name,
+	}
+	if err := a.hub.create(ctx, hubPath(corev1.SchemeGroupVersion, p.Namespace, "events", "", ""), ev, nil); err != nil && !apierrors.IsAlreadyExists(err) {
+		a.sh.failed("create events", err)
 	}
 }
 

@@ -9,16 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,172 +72,178 @@ func benchHA(ctx context.Context, e *env) error {
 // benchFailover runs two replicas against an API server with one cluster
 // joined, writes a ManifestWork every 50 ms, and SIGKILLs the leader.
 func benchFailover(ctx context.Context, e *env, l haLease) error {
+	var cl cleanups
+	defer cl.run()
 	api, err := framework.Start(ctx, framework.HubAPI)
 	if err != nil {
 		return err
 	}
-	defer api.Stop()
+	cl.add(api.Stop)
 	spoke, err := framework.StartHubProcess(ctx, e.binDir, filepath.Join(e.workDir, "ha-spoke-"+strconv.Itoa(int(l.retry.Seconds()))), 2*time.Minute)
 	if err != nil {
 		return err
 	}
-	defer spoke.Stop(time.Minute)
-	certDir, err := api.EnsureServingCert("webhook", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+	cl.add(func() { spoke.Stop(time.Minute) })
+	replicas, err := startReplicas(ctx, e, api, l, &cl)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(certDir, "ca.crt"), api.CAData, 0o600); err != nil {
+	if err := waitFor(ctx, 2*time.Minute, func() bool { return leader(replicas) != nil }); err != nil {
+		return fmt.Errorf("no replica leads: %w", err)
+	}
+	c, applied, err := joinFailoverCluster(ctx, e, api.AdminKubeconfig, spoke.Kubeconfig, &cl)
+	if err != nil {
 		return err
+	}
+	fw, err := writeThroughFailover(ctx, c, replicas)
+	if err != nil {
+		return err
+	}
+	// Every work written during the failover must be Applied.
+	during, _, err := applied.wait(ctx, fw.during, 2*time.Minute)
+	if err != nil {
+		return fmt.Errorf("works written during the failover were not all Applied: %w", err)
+	}
+	fw.print(l, during)
+	return nil
+}
+
+// haCluster is the cluster joined to the replicas.
+const haCluster = "bench-ha"
+
+// startReplicas starts two flotilla-hub replicas against api, sharing the
+// webhook's address, each once it serves the webhook.
+func startReplicas(ctx context.Context, e *env, api *framework.ControlPlane, l haLease, cl *cleanups) ([]*framework.Process, error) {
+	certDir, err := api.EnsureServingCert("webhook", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(certDir, "ca.crt"), api.CAData, 0o600); err != nil {
+		return nil, err
 	}
 	port, err := framework.FreePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var replicas []*framework.Process
-	defer func() {
+	cl.add(func() {
 		for _, r := range replicas {
 			r.Stop(time.Minute)
 		}
-	}()
+	})
 	for range 2 {
 		p, err := framework.StartProcess(ctx, filepath.Join(e.binDir, "flotilla-hub"), append(l.args(), "--kubeconfig", api.AdminKubeconfig,
 			"--webhook-cert-dir", certDir, "--webhook-port", strconv.Itoa(port), "--webhook-reuse-port",
 			"--webhook-advertise-url", "https://127.0.0.1:"+strconv.Itoa(port), "--metrics-bind-address", "0", "--health-probe-bind-address", "0")...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		replicas = append(replicas, p)
 		if err := p.WaitForOutput("Serving the ManifestWork admission webhook", time.Minute); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	leader := func() *framework.Process {
-		for _, r := range replicas {
-			if !r.Exited() && strings.Contains(r.Output(), "flotilla-hub is ready") {
-				return r
-			}
+	return replicas, nil
+}
+
+// leader is the replica that runs the controllers, or nil.
+func leader(replicas []*framework.Process) *framework.Process {
+	for _, r := range replicas {
+		if !r.Exited() && strings.Contains(r.Output(), "flotilla-hub is ready") {
+			return r
 		}
-		return nil
 	}
-	if err := waitFor(ctx, 2*time.Minute, func() bool { return leader() != nil }); err != nil {
-		return fmt.Errorf("no replica leads: %w", err)
-	}
+	return nil
+}
 
-	const cluster = "bench-ha"
-	join, err := initHubAt(ctx, api.AdminKubeconfig)
+// joinFailoverCluster joins haCluster from the spoke to the hub whose
+// admin kubeconfig is given and watches its works become Applied.
+func joinFailoverCluster(ctx context.Context, e *env, adminKubeconfig, spokeKubeconfig string, cl *cleanups) (client.WithWatch, *appliedWatch, error) {
+	join, err := initHubAt(ctx, adminKubeconfig)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	agentProc, err := joinAndAccept(ctx, e, spoke.Kubeconfig, api.AdminKubeconfig, join, cluster)
+	agentProc, err := joinAndAccept(ctx, e, spokeKubeconfig, adminKubeconfig, join, haCluster)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer agentProc.Stop(time.Minute)
+	cl.add(func() { agentProc.Stop(time.Minute) })
+	c, err := benchHubClient(adminKubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := watchApplied(ctx, c, haCluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl.add(w.stop)
+	return c, w, nil
+}
 
-	c, err := benchHubClient(api.AdminKubeconfig)
-	if err != nil {
-		return err
-	}
-	w, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.InNamespace(cluster))
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	var mu sync.Mutex
-	created, applied := map[string]time.Time{}, map[string]time.Time{}
-	go func() {
-		for ev := range w.ResultChan() {
-			mw, ok := ev.Object.(*workv1.ManifestWork)
-			if !ok || ev.Type == watch.Deleted || !meta.IsStatusConditionTrue(mw.Status.Conditions, workv1.WorkApplied) {
-				continue
-			}
-			mu.Lock()
-			if _, seen := applied[mw.Name]; !seen {
-				applied[mw.Name] = time.Now()
-			}
-			mu.Unlock()
-		}
-	}()
+// failoverWrites is what the writes during a failover saw.
+type failoverWrites struct {
+	killed, firstWrite time.Time
+	// taken is from the kill until the standby runs the controllers.
+	taken, maxWrite time.Duration
+	failures        int
+	// during is when each work written after the kill was created.
+	during map[string]time.Time
+}
 
-	// Write a work every 50 ms from 2 s before the kill until 5 s after the
-	// standby leads.
-	old := leader()
-	var (
-		killed, firstWrite time.Time
-		failures           int
-		maxWrite           time.Duration
-		taken              time.Duration
-	)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
+// writeThroughFailover writes a work every 50 ms from 2 s before it kills
+// the leading replica until 5 s after the standby leads.
+func writeThroughFailover(ctx context.Context, c client.Client, replicas []*framework.Process) (*failoverWrites, error) {
+	old := leader(replicas)
+	fw := &failoverWrites{during: map[string]time.Time{}}
 	started := time.Now()
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		if killed.IsZero() && time.Since(started) > 2*time.Second {
-			killed = time.Now()
+	err := everyTick(ctx, 50*time.Millisecond, func(i int) (bool, error) {
+		if fw.killed.IsZero() && time.Since(started) > 2*time.Second {
+			fw.killed = time.Now()
 			old.Kill()
 		}
-		if !killed.IsZero() && taken == 0 {
-			if l := leader(); l != nil {
-				taken = time.Since(killed)
-			}
+		if !fw.killed.IsZero() && fw.taken == 0 && leader(replicas) != nil {
+			fw.taken = time.Since(fw.killed)
 		}
-		if taken > 0 && time.Since(killed) > taken+5*time.Second {
-			break
+		if fw.taken > 0 && time.Since(fw.killed) > fw.taken+5*time.Second {
+			return true, nil
 		}
-		if !killed.IsZero() && time.Since(killed) > 5*time.Minute {
-			return fmt.Errorf("no standby took over within 5 minutes")
+		if !fw.killed.IsZero() && time.Since(fw.killed) > 5*time.Minute {
+			return false, fmt.Errorf("no standby took over within 5 minutes")
 		}
-		mw := benchManifestWork(cluster, fmt.Sprintf("ha-%05d", i))
-		at := time.Now()
-		err := c.Create(ctx, mw)
-		took := time.Since(at)
-		if err != nil {
-			failures++
-			continue
-		}
-		mu.Lock()
-		created[mw.Name] = at
-		mu.Unlock()
-		if !killed.IsZero() {
-			maxWrite = max(maxWrite, took)
-			if firstWrite.IsZero() {
-				firstWrite = time.Now()
-			}
-		}
-	}
-	// Every work written during the failover must be Applied.
-	var during []time.Duration
-	err = waitFor(ctx, 2*time.Minute, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		during = during[:0]
-		for name, at := range created {
-			if at.Before(killed) {
-				continue
-			}
-			done, ok := applied[name]
-			if !ok {
-				return false
-			}
-			during = append(during, done.Sub(at))
-		}
-		return true
+		fw.write(ctx, c, benchManifestWork(haCluster, fmt.Sprintf("ha-%05d", i)))
+		return false, nil
 	})
+	return fw, err
+}
+
+// write creates mw and counts it: its failure, or after the kill how
+// long it took.
+func (fw *failoverWrites) write(ctx context.Context, c client.Client, mw *workv1.ManifestWork) {
+	at := time.Now()
+	err := c.Create(ctx, mw)
+	took := time.Since(at)
 	if err != nil {
-		return fmt.Errorf("works written during the failover were not all Applied: %w", err)
+		fw.failures++
+		return
 	}
-	slices.Sort(during)
-	row(l.name+": kill → controllers running again", seconds(taken), "")
-	row(l.name+": kill → next successful ManifestWork write", millis(firstWrite.Sub(killed)), "")
-	row(l.name+": slowest ManifestWork create during failover", millis(maxWrite), "")
-	row(l.name+": failed ManifestWork writes during failover", strconv.Itoa(failures), "0")
-	row(fmt.Sprintf("%s: create → Applied p99 during failover (%d works)", l.name, len(during)), millis(during[len(during)*99/100]), "")
-	return nil
+	if !fw.killed.IsZero() {
+		fw.during[mw.Name] = at
+		fw.maxWrite = max(fw.maxWrite, took)
+		if fw.firstWrite.IsZero() {
+			fw.firstWrite = time.Now()
+		}
+	}
+}
+
+// print prints the failover's rows; during are the create → Applied
+// times of the works written after the kill, sorted.
+func (fw *failoverWrites) print(l haLease, during []time.Duration) {
+	_, p99 := percentiles(during)
+	row(l.name+": kill → controllers running again", seconds(fw.taken), "")
+	row(l.name+": kill → next successful ManifestWork write", millis(fw.firstWrite.Sub(fw.killed)), "")
+	row(l.name+": slowest ManifestWork create during failover", millis(fw.maxWrite), "")
+	row(l.name+": failed ManifestWork writes during failover", strconv.Itoa(fw.failures), "0")
+	row(fmt.Sprintf("%s: create → Applied p99 during failover (%d works)", l.name, len(during)), millis(p99), "")
 }
 
 // benchSnapshot fills an embedded hub with a fleet's objects, then times an
@@ -252,12 +256,59 @@ func benchSnapshot(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	defer func() { hubProc.Stop(time.Minute) }()
+	// The hub running now: the first, then the restored one.
+	defer func() {
+		if hubProc != nil {
+			hubProc.Stop(time.Minute)
+		}
+	}()
 	cfg, err := clientcmd.BuildConfigFromFlags("", hubProc.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
+	if err := fillHub(ctx, cfg, n); err != nil {
+		return err
+	}
+	archive := filepath.Join(e.workDir, "ha-hub.tar.gz")
+	saved, err := snapshot(ctx, e, "save", archive, dir)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(archive)
+	if err != nil {
+		return err
+	}
+	db, err := os.Stat(filepath.Join(dir, "etcd", "member", "snap", "db"))
+	if err != nil {
+		return err
+	}
+	port := hubProc.Port
+	hubProc.Kill()
+	restored := filepath.Join(e.workDir, "ha-hub-restored")
+	restoreTook, err := snapshot(ctx, e, "restore", archive, restored)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	hubProc, err = framework.StartHubProcessOnPort(ctx, e.binDir, restored, port, 5*time.Minute)
+	if err != nil {
+		return err
+	}
+	ready := time.Since(started)
+	if err := checkClusters(ctx, cfg, n); err != nil {
+		return err
+	}
+	row(fmt.Sprintf("snapshot save, online (%d clusters, etcd db %s)", n, mib(db.Size())), seconds(saved), "")
+	row(fmt.Sprintf("snapshot archive size (%d clusters)", n), fmt.Sprintf("%.2f MiB", float64(info.Size())/(1<<20)), "")
+	row(fmt.Sprintf("snapshot restore into a new data dir (%d clusters)", n), seconds(restoreTook), "")
+	row(fmt.Sprintf("restored hub: start → ready (%d clusters)", n), seconds(ready), "")
+	return nil
+}
+
+// fillHub creates n clusters in the hub of cfg, each a ManagedCluster, its
+// namespace and one ManifestWork, 16 at a time.
+func fillHub(ctx context.Context, cfg *rest.Config, n int) error {
 	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
 	if err != nil {
 		return err
@@ -287,52 +338,32 @@ func benchSnapshot(ctx context.Context, e *env) error {
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	archive := filepath.Join(e.workDir, "ha-hub.tar.gz")
+	return firstErr
+}
+
+// snapshot runs `flotilla-hub snapshot verb archive --data-dir dataDir`
+// and says how long it took.
+func snapshot(ctx context.Context, e *env, verb, archive, dataDir string) (time.Duration, error) {
 	started := time.Now()
-	if out, err := exec.CommandContext(ctx, filepath.Join(e.binDir, "flotilla-hub"), "snapshot", "save", archive, "--data-dir", dir).CombinedOutput(); err != nil {
-		return fmt.Errorf("snapshot save: %w: %s", err, out)
+	if out, err := exec.CommandContext(ctx, filepath.Join(e.binDir, "flotilla-hub"), "snapshot", verb, archive, "--data-dir", dataDir).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("snapshot %s: %w: %s", verb, err, out)
 	}
-	saved := time.Since(started)
-	info, err := os.Stat(archive)
+	return time.Since(started), nil
+}
+
+// checkClusters checks that the hub of cfg holds n ManagedClusters.
+func checkClusters(ctx context.Context, cfg *rest.Config, n int) error {
+	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
 	if err != nil {
 		return err
 	}
-	db, err := os.Stat(filepath.Join(dir, "etcd", "member", "snap", "db"))
-	if err != nil {
-		return err
-	}
-	port := hubProc.Port
-	hubProc.Kill()
-	restored := filepath.Join(e.workDir, "ha-hub-restored")
-	started = time.Now()
-	if out, err := exec.CommandContext(ctx, filepath.Join(e.binDir, "flotilla-hub"), "snapshot", "restore", archive, "--data-dir", restored).CombinedOutput(); err != nil {
-		return fmt.Errorf("snapshot restore: %w: %s", err, out)
-	}
-	restoreTook := time.Since(started)
-	started = time.Now()
-	hubProc, err = framework.StartHubProcessOnPort(ctx, e.binDir, restored, port, 5*time.Minute)
-	if err != nil {
-		return err
-	}
-	ready := time.Since(started)
 	clusters := &clusterv1.ManagedClusterList{}
-	c, err = client.New(cfg, client.Options{Scheme: hub.Scheme()})
-	if err != nil {
-		return err
-	}
 	if err := c.List(ctx, clusters); err != nil {
 		return err
 	}
 	if len(clusters.Items) != n {
 		return fmt.Errorf("the restored hub holds %d clusters, not %d", len(clusters.Items), n)
 	}
-	row(fmt.Sprintf("snapshot save, online (%d clusters, etcd db %s)", n, mib(db.Size())), seconds(saved), "")
-	row(fmt.Sprintf("snapshot archive size (%d clusters)", n), fmt.Sprintf("%.2f MiB", float64(info.Size())/(1<<20)), "")
-	row(fmt.Sprintf("snapshot restore into a new data dir (%d clusters)", n), seconds(restoreTook), "")
-	row(fmt.Sprintf("restored hub: start → ready (%d clusters)", n), seconds(ready), "")
 	return nil
 }
 

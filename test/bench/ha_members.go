@@ -26,7 +26,7 @@ func benchMembers(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	cpu, rss, err := idleCost(ctx, []*framework.Process{single.Process})
+	cpu, rss, err := idleCost(ctx, []*framework.Process{single.Process}, 5*time.Second, membersIdle)
 	if err != nil {
 		single.Stop(30 * time.Second)
 		return err
@@ -52,7 +52,7 @@ func benchMembers(ctx context.Context, e *env) error {
 		return err
 	}
 	row("3 members: first start → all three serving", seconds(took), "report")
-	cpu, rss, err = idleCost(ctx, m.procs)
+	cpu, rss, err = idleCost(ctx, m.procs, 5*time.Second, membersIdle)
 	if err != nil {
 		return err
 	}
@@ -166,9 +166,9 @@ func copyPKI(from, to string) error {
 }
 
 // idleCost is the CPU (percent of one core) and RSS of procs summed, after
-// 5 s for the start-up work to settle, over membersIdle.
-func idleCost(ctx context.Context, procs []*framework.Process) (float64, int64, error) {
-	if err := pause(ctx, 5*time.Second); err != nil {
+// settle for the start-up work to settle, over d.
+func idleCost(ctx context.Context, procs []*framework.Process, settle, d time.Duration) (float64, int64, error) {
+	if err := pause(ctx, settle); err != nil {
 		return 0, 0, err
 	}
 	var before, after time.Duration
@@ -180,7 +180,7 @@ func idleCost(ctx context.Context, procs []*framework.Process) (float64, int64, 
 		before += t
 	}
 	started := time.Now()
-	if err := pause(ctx, membersIdle); err != nil {
+	if err := pause(ctx, d); err != nil {
 		return 0, 0, err
 	}
 	var rss int64

@@ -15,9 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -88,62 +86,6 @@ func joinAgent(ctx context.Context, e *env, adminKubeconfig, url string, hubServ
 	return a, nil
 }
 
-// appliedWatch records when each ManifestWork of a namespace is first seen
-// Applied.
-type appliedWatch struct {
-	mu      sync.Mutex
-	applied map[string]time.Time
-	stop    func()
-}
-
-func watchApplied(ctx context.Context, c client.WithWatch, ns string) (*appliedWatch, error) {
-	w, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.InNamespace(ns))
-	if err != nil {
-		return nil, err
-	}
-	a := &appliedWatch{applied: map[string]time.Time{}, stop: w.Stop}
-	go func() {
-		for ev := range w.ResultChan() {
-			mw, ok := ev.Object.(*workv1.ManifestWork)
-			if !ok || ev.Type == watch.Deleted || !meta.IsStatusConditionTrue(mw.Status.Conditions, workv1.WorkApplied) {
-				continue
-			}
-			a.mu.Lock()
-			if _, seen := a.applied[mw.Name]; !seen {
-				a.applied[mw.Name] = time.Now()
-			}
-			a.mu.Unlock()
-		}
-	}()
-	return a, nil
-}
-
-// latencies waits up to timeout until every work of created is Applied
-// and returns the create → Applied times, sorted.
-func (a *appliedWatch) latencies(ctx context.Context, created map[string]time.Time, timeout time.Duration) ([]time.Duration, error) {
-	var out []time.Duration
-	err := waitFor(ctx, timeout, func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		out = out[:0]
-		for name, at := range created {
-			done, ok := a.applied[name]
-			if !ok {
-				return false
-			}
-			out = append(out, done.Sub(at))
-		}
-		return true
-	})
-	if err != nil {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return nil, fmt.Errorf("%d of %d works Applied: %w", len(a.applied), len(created), err)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
 // hubClient is a client of the hub whose admin kubeconfig is given,
 // through the API server at url.
 func hubClient(adminKubeconfig, url string) (client.WithWatch, error) {
@@ -157,25 +99,23 @@ func hubClient(adminKubeconfig, url string) (client.WithWatch, error) {
 	return client.NewWithWatch(cfg, client.Options{Scheme: hub.Scheme()})
 }
 
-// deliver creates membersWorks works, one every membersWorkEvery, and
-// returns their create → Applied times, sorted.
-func deliver(ctx context.Context, c client.Client, a *appliedWatch, prefix string) ([]time.Duration, error) {
-	created := map[string]time.Time{}
-	tick := time.NewTicker(membersWorkEvery)
-	defer tick.Stop()
-	for i := range membersWorks {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		mw := benchManifestWork(membersCluster, fmt.Sprintf("%s-%03d", prefix, i))
-		created[mw.Name] = time.Now()
-		if err := c.Create(ctx, mw); err != nil {
-			return nil, err
-		}
+// timeDelivery creates membersWorks works through c, one every
+// membersWorkEvery, named after prefix, and prints their create → Applied
+// p50 and p99 through who.
+func timeDelivery(ctx context.Context, c client.Client, a *appliedWatch, prefix, who string) error {
+	created, err := createWorks(ctx, c, membersCluster, membersWorks, membersWorkEvery, func(i int) string { return fmt.Sprintf("%s-%03d", prefix, i) })
+	if err != nil {
+		return err
 	}
-	return a.latencies(ctx, created, 2*time.Minute)
+	lat, err := a.latencies(ctx, created, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("(%d works, one per %s)", membersWorks, membersWorkEvery)
+	p50, p99 := percentiles(lat)
+	row(who+": create → Applied p50 "+what, millis(p50), "")
+	row(who+": create → Applied p99 "+what, millis(p99), "")
+	return nil
 }
 
 // benchSingleDelivery times create → Applied through one hub process.
@@ -195,14 +135,7 @@ func benchSingleDelivery(ctx context.Context, e *env, single *framework.HubProce
 		return err
 	}
 	defer w.stop()
-	lat, err := deliver(ctx, c, w, "single")
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("(%d works, one per %s)", membersWorks, membersWorkEvery)
-	row("one hub process: create → Applied p50 "+what, millis(lat[len(lat)/2]), "")
-	row("one hub process: create → Applied p99 "+what, millis(lat[len(lat)*99/100]), "")
-	return nil
+	return timeDelivery(ctx, c, w, "single", "one hub process")
 }
 
 // etcdStatus is, for each member, its etcd member ID and the ID of the
@@ -264,12 +197,7 @@ func makeEtcdLeader(ctx context.Context, m *members, i int) error {
 // SIGKILLs the leading member while a work is created every 100 ms through
 // that other member.
 func benchMemberFailover(ctx context.Context, e *env, m *members) error {
-	victim := -1
-	for i, p := range m.procs {
-		if strings.Contains(p.Output(), "flotilla-hub is ready at") {
-			victim = i
-		}
-	}
+	victim := m.controllersLeader()
 	if victim < 0 {
 		return fmt.Errorf("no member runs the hub controllers")
 	}
@@ -277,20 +205,13 @@ func benchMemberFailover(ctx context.Context, e *env, m *members) error {
 		return err
 	}
 	writer := (victim + 1) % 3
-	url := func(i int) string { return "https://127.0.0.1:" + strconv.Itoa(m.ports[i]) }
-	var others []string
-	for i := range m.procs {
-		if i != victim {
-			others = append(others, "127.0.0.1:"+strconv.Itoa(m.ports[i]))
-		}
-	}
 	kubeconfig := filepath.Join(m.dirs[writer], "admin.kubeconfig")
-	a, err := joinAgent(ctx, e, kubeconfig, url(victim), others)
+	a, err := joinAgent(ctx, e, kubeconfig, m.url(victim), m.addressesBut(victim))
 	defer a.stop()
 	if err != nil {
 		return err
 	}
-	c, err := hubClient(kubeconfig, url(writer))
+	c, err := hubClient(kubeconfig, m.url(writer))
 	if err != nil {
 		return err
 	}
@@ -299,17 +220,66 @@ func benchMemberFailover(ctx context.Context, e *env, m *members) error {
 		return err
 	}
 	defer w.stop()
-	lat, err := deliver(ctx, c, w, "members")
+	if err := timeDelivery(ctx, c, w, "members", "3 members"); err != nil {
+		return err
+	}
+
+	kw := watchKill(ctx, m, victim, a.proc)
+	defer kw.stop()
+	writes, err := writeThroughKill(ctx, c, m, victim, kw)
 	if err != nil {
 		return err
 	}
-	what := fmt.Sprintf("(%d works, one per %s)", membersWorks, membersWorkEvery)
-	row("3 members: create → Applied p50 "+what, millis(lat[len(lat)/2]), "")
-	row("3 members: create → Applied p99 "+what, millis(lat[len(lat)*99/100]), "")
+	lat, err := w.latencies(ctx, writes.during, 2*time.Minute)
+	if err != nil {
+		return fmt.Errorf("works written during the failover were not all Applied: %w\nagent output:\n%s", err, a.proc.Tail(20))
+	}
+	kw.stop()
+	kw.mu.Lock()
+	defer kw.mu.Unlock()
+	fmt.Printf("  (killed m%d, the etcd leader and the hub controllers' leader, which the agent used; works written through m%d)\n", victim+1, writer+1)
+	writes.print(kw, lat)
+	return nil
+}
 
-	// A work every 100 ms through the writer, from 2 s before the kill
-	// until 15 s after it, and 5 s after another member runs the hub
-	// controllers when the killed one ran them.
+// controllersLeader is the index of the member that runs the hub
+// controllers (the last that says so), or -1.
+func (m *members) controllersLeader() int {
+	leader := -1
+	for i, p := range m.procs {
+		if strings.Contains(p.Output(), "flotilla-hub is ready at") {
+			leader = i
+		}
+	}
+	return leader
+}
+
+// url is the address of member i's API server.
+func (m *members) url(i int) string { return "https://127.0.0.1:" + strconv.Itoa(m.ports[i]) }
+
+// addressesBut are the host:port addresses of the members other than i.
+func (m *members) addressesBut(i int) []string {
+	var others []string
+	for j := range m.procs {
+		if j != i {
+			others = append(others, "127.0.0.1:"+strconv.Itoa(m.ports[j]))
+		}
+	}
+	return others
+}
+
+// killWatch watches, apart from the writes (which block during the etcd
+// election), how long after the kill of the victim another member runs
+// the hub controllers (taken) and the agent connected to another member
+// (moved).
+type killWatch struct {
+	mu           sync.Mutex
+	killed       time.Time
+	taken, moved time.Duration
+	stop         context.CancelFunc
+}
+
+func watchKill(ctx context.Context, m *members, victim int, agentProc *framework.Process) *killWatch {
 	leads := func() bool {
 		for i, p := range m.procs {
 			if i != victim && strings.Contains(p.Output(), "flotilla-hub is ready at") {
@@ -318,106 +288,108 @@ func benchMemberFailover(ctx context.Context, e *env, m *members) error {
 		}
 		return false
 	}
-	// Watched apart from the writes, which block during the etcd election.
-	var (
-		watchMu      sync.Mutex
-		killed       time.Time
-		taken, moved time.Duration
-	)
-	watchCtx, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
+	watchCtx, stop := context.WithCancel(ctx)
+	kw := &killWatch{stop: stop}
 	go func() {
 		for watchCtx.Err() == nil {
-			watchMu.Lock()
-			if !killed.IsZero() {
-				if taken == 0 && leads() {
-					taken = time.Since(killed)
+			kw.mu.Lock()
+			if !kw.killed.IsZero() {
+				if kw.taken == 0 && leads() {
+					kw.taken = time.Since(kw.killed)
 				}
-				if moved == 0 && strings.Contains(a.proc.Output(), "Connected to another address of the hub") {
-					moved = time.Since(killed)
+				if kw.moved == 0 && strings.Contains(agentProc.Output(), "Connected to another address of the hub") {
+					kw.moved = time.Since(kw.killed)
 				}
 			}
-			watchMu.Unlock()
+			kw.mu.Unlock()
 			select {
 			case <-watchCtx.Done():
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	}()
-	var (
-		firstWrite       time.Time
-		failures, writes int
-		firstErr         error
-		maxWrite         time.Duration
-	)
-	during := map[string]time.Time{}
-	tick := time.NewTicker(membersWorkEvery)
-	defer tick.Stop()
+	return kw
+}
+
+// memberWrites is what the writes through a member saw after the kill.
+type memberWrites struct {
+	firstWrite       time.Time
+	failures, writes int
+	firstErr         error
+	maxWrite         time.Duration
+	// during is when each work written after the kill was created.
+	during map[string]time.Time
+}
+
+// writeThroughKill creates a work every membersWorkEvery through c, kills
+// the victim 2 s in, and goes on until 15 s after the kill, and 5 s after
+// another member runs the hub controllers when the killed one ran them.
+func writeThroughKill(ctx context.Context, c client.Client, m *members, victim int, kw *killWatch) (*memberWrites, error) {
+	mw := &memberWrites{during: map[string]time.Time{}}
 	started := time.Now()
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		watchMu.Lock()
-		if killed.IsZero() && time.Since(started) > 2*time.Second {
-			killed = time.Now()
+	err := everyTick(ctx, membersWorkEvery, func(i int) (bool, error) {
+		kw.mu.Lock()
+		if kw.killed.IsZero() && time.Since(started) > 2*time.Second {
+			kw.killed = time.Now()
 			m.procs[victim].Kill()
 		}
-		killedAt, tk := killed, taken
-		watchMu.Unlock()
+		killedAt, taken := kw.killed, kw.taken
+		kw.mu.Unlock()
 		if !killedAt.IsZero() {
 			since := time.Since(killedAt)
-			if since > 15*time.Second && tk > 0 && since > tk+5*time.Second {
-				break
+			if since > 15*time.Second && taken > 0 && since > taken+5*time.Second {
+				return true, nil
 			}
 			if since > 5*time.Minute {
-				return fmt.Errorf("no member ran the hub controllers within 5 minutes of the kill")
+				return false, fmt.Errorf("no member ran the hub controllers within 5 minutes of the kill")
 			}
 		}
-		mw := benchManifestWork(membersCluster, fmt.Sprintf("failover-%05d", i))
-		at := time.Now()
-		err := c.Create(ctx, mw)
-		took := time.Since(at)
-		if killedAt.IsZero() {
-			if err != nil {
-				return fmt.Errorf("a write before the kill: %w", err)
-			}
-			continue
-		}
-		writes++
-		maxWrite = max(maxWrite, took)
+		return false, mw.write(ctx, c, benchManifestWork(membersCluster, fmt.Sprintf("failover-%05d", i)), !killedAt.IsZero())
+	})
+	return mw, err
+}
+
+// write creates work; before the kill a failure ends the run, after it
+// the write is counted.
+func (mw *memberWrites) write(ctx context.Context, c client.Client, work *workv1.ManifestWork, afterKill bool) error {
+	at := time.Now()
+	err := c.Create(ctx, work)
+	took := time.Since(at)
+	if !afterKill {
 		if err != nil {
-			failures++
-			firstErr = cmpErr(firstErr, err)
-			continue
+			return fmt.Errorf("a write before the kill: %w", err)
 		}
-		during[mw.Name] = at
-		if firstWrite.IsZero() {
-			firstWrite = time.Now()
-		}
+		return nil
 	}
-	lat, err = w.latencies(ctx, during, 2*time.Minute)
+	mw.writes++
+	mw.maxWrite = max(mw.maxWrite, took)
 	if err != nil {
-		return fmt.Errorf("works written during the failover were not all Applied: %w\nagent output:\n%s", err, a.proc.Tail(20))
+		mw.failures++
+		mw.firstErr = cmpErr(mw.firstErr, err)
+		return nil
 	}
-	stopWatching()
-	watchMu.Lock()
-	defer watchMu.Unlock()
-	fmt.Printf("  (killed m%d, the etcd leader and the hub controllers' leader, which the agent used; works written through m%d)\n", victim+1, writer+1)
-	row("3 members, leader killed: kill → next successful ManifestWork write", millis(firstWrite.Sub(killed)), "")
-	row("3 members, leader killed: slowest ManifestWork write attempt", millis(maxWrite), "")
-	row("3 members, leader killed: failed ManifestWork writes", fmt.Sprintf("%d of %d", failures, writes), "0")
-	if firstErr != nil {
-		fmt.Printf("    first failure: %v\n", firstErr)
+	mw.during[work.Name] = at
+	if mw.firstWrite.IsZero() {
+		mw.firstWrite = time.Now()
 	}
-	row(fmt.Sprintf("3 members, leader killed: create → Applied p99 (%d works)", len(lat)), millis(lat[len(lat)*99/100]), "")
-	if moved > 0 {
-		row("3 members, leader killed: kill → agent on another member", seconds(moved), "")
+	return nil
+}
+
+// print prints the failover's rows; lat are the create → Applied times of
+// the works written after the kill, sorted.
+func (mw *memberWrites) print(kw *killWatch, lat []time.Duration) {
+	row("3 members, leader killed: kill → next successful ManifestWork write", millis(mw.firstWrite.Sub(kw.killed)), "")
+	row("3 members, leader killed: slowest ManifestWork write attempt", millis(mw.maxWrite), "")
+	row("3 members, leader killed: failed ManifestWork writes", fmt.Sprintf("%d of %d", mw.failures, mw.writes), "0")
+	if mw.firstErr != nil {
+		fmt.Printf("    first failure: %v\n", mw.firstErr)
+	}
+	_, p99 := percentiles(lat)
+	row(fmt.Sprintf("3 members, leader killed: create → Applied p99 (%d works)", len(lat)), millis(p99), "")
+	if kw.moved > 0 {
+		row("3 members, leader killed: kill → agent on another member", seconds(kw.moved), "")
 	} else {
 		row("3 members, leader killed: kill → agent on another member", "not logged", "")
 	}
-	row("3 members, leader killed: kill → hub controllers running again, "+membersLease().name, seconds(taken), "")
-	return nil
+	row("3 members, leader killed: kill → hub controllers running again, "+membersLease().name, seconds(kw.taken), "")
 }

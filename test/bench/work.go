@@ -4,16 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
@@ -37,82 +32,41 @@ func benchWork(ctx context.Context, e *env) error {
 		return err
 	}
 	defer procs.stop()
-	hubProc, spokeProc, join := procs.hub, procs.spoke, procs.join
 	const cluster = "bench-work"
-	agentProc, err := joinAndAccept(ctx, e, spokeProc.Kubeconfig, hubProc.Kubeconfig, join, cluster)
+	agentProc, err := joinAndAccept(ctx, e, procs.spoke.Kubeconfig, procs.hub.Kubeconfig, procs.join, cluster)
 	if err != nil {
 		return err
 	}
 	defer agentProc.Stop(time.Minute)
-
-	c, err := benchHubClient(hubProc.Kubeconfig)
+	c, err := benchHubClient(procs.hub.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	w, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.InNamespace(cluster))
+	w, err := watchApplied(ctx, c, cluster)
 	if err != nil {
 		return err
 	}
-	defer w.Stop()
-
-	var mu sync.Mutex
-	created := map[string]time.Time{}
-	var latencies []time.Duration
-	allApplied := make(chan struct{})
-	go func() {
-		seen := map[string]bool{}
-		for ev := range w.ResultChan() {
-			mw, ok := ev.Object.(*workv1.ManifestWork)
-			if !ok || ev.Type == watch.Deleted || seen[mw.Name] || !meta.IsStatusConditionTrue(mw.Status.Conditions, workv1.WorkApplied) {
-				continue
-			}
-			seen[mw.Name] = true
-			mu.Lock()
-			latencies = append(latencies, time.Since(created[mw.Name]))
-			done := len(latencies) == n
-			mu.Unlock()
-			if done {
-				close(allApplied)
-				return
-			}
-		}
-	}()
+	defer w.stop()
 
 	started := time.Now()
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	for i := range n {
-		<-tick.C
-		mw := benchManifestWork(cluster, fmt.Sprintf("work-%04d", i))
-		mu.Lock()
-		created[mw.Name] = time.Now()
-		mu.Unlock()
-		if err := c.Create(ctx, mw); err != nil {
-			return err
+	created, err := createWorks(ctx, c, cluster, n, time.Second/time.Duration(rate), func(i int) string { return fmt.Sprintf("work-%04d", i) })
+	if err != nil {
+		return err
+	}
+	latencies, last, err := w.wait(ctx, created, 5*time.Minute)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		return fmt.Errorf("only %d of %d works Applied after 5 minutes", w.count(), n)
 	}
-	select {
-	case <-allApplied:
-	case <-time.After(5 * time.Minute):
-		mu.Lock()
-		defer mu.Unlock()
-		return fmt.Errorf("only %d of %d works Applied after 5 minutes", len(latencies), n)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	total := time.Since(started)
-	select {
-	case <-time.After(workSettle):
-	case <-ctx.Done():
-	}
+	total := last.Sub(started)
+	_ = pause(ctx, workSettle)
 	rss, err := agentProc.RSS()
 	if err != nil {
 		return err
 	}
-	mu.Lock()
-	slices.Sort(latencies)
-	p50, p99 := latencies[len(latencies)/2], latencies[len(latencies)*99/100]
-	mu.Unlock()
+	p50, p99 := percentiles(latencies)
 	row(fmt.Sprintf("create → Applied on the hub, p50 (%d works at %d/s)", n, rate), millis(p50), "")
 	row(fmt.Sprintf("create → Applied on the hub, p99 (%d works at %d/s)", n, rate), millis(p99), "< 1 s")
 	row(fmt.Sprintf("%d works created and all Applied", n), seconds(total), "")
