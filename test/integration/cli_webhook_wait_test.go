@@ -1,11 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -87,22 +85,4 @@ func unreachableWebhook(ctx SpecContext, ns string) *admissionregistrationv1.Val
 	Eventually(func() error { return hubCP.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll) }).
 		Should(MatchError(ContainSubstring("failed calling webhook")))
 	return vwc
-}
-
-// lockedBuffer is a bytes.Buffer that a command writes while a spec reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -74,31 +74,38 @@ var _ = BeforeEach(func() {
 // specLog is what the API servers, controllers, agents and CLI runs of
 // this process log: a spec's report shows it only if the spec fails, so
 // that the report of a passing spec stays one block of its steps.
-var specLog = &logBuffer{}
+var specLog = &lockedBuffer{}
 
-// logBuffer is a log that many goroutines write.
-type logBuffer struct {
+// lockedBuffer is a bytes.Buffer that many goroutines write (a log, or a
+// command's output that a spec reads while the command runs).
+type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Printf appends a formatted line.
-func (l *logBuffer) Printf(format string, args ...any) { fmt.Fprintf(l, format, args...) }
+func (b *lockedBuffer) Printf(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 
 // Println appends a line of args.
-func (l *logBuffer) Println(args ...any) { fmt.Fprintln(l, args...) }
+func (b *lockedBuffer) Println(args ...any) { fmt.Fprintln(b, args...) }
 
-// take returns what was logged and empties the log.
-func (l *logBuffer) take() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := bytes.Clone(l.buf.Bytes())
-	l.buf.Reset()
-	return b
+// take returns what was written and empties the buffer.
+func (b *lockedBuffer) take() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	data := bytes.Clone(b.buf.Bytes())
+	b.buf.Reset()
+	return data
 }
