@@ -166,6 +166,10 @@ var _ = Describe("Work agent: two works of one object", Ordered, func() {
 			By("deleting the object with its last work")
 			Expect(hubCP.Client.Delete(ctx, getWork(ctx, hubCP, c.name, second.Name))).To(Succeed())
 			Eventually(spokeGone(ctx, spoke, cm)).Should(BeTrue())
+			// The next spec's works have the same names on this spoke: an
+			// AppliedManifestWork left behind would be another cluster's.
+			Eventually(spokeGone(ctx, spoke, firstApplied)).Should(BeTrue(), "the first work's AppliedManifestWork removed")
+			Eventually(spokeGone(ctx, spoke, secondApplied)).Should(BeTrue(), "the second work's AppliedManifestWork removed")
 		})
 	}
 })
