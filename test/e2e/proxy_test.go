@@ -1,17 +1,17 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 // kubectl is the plain kubectl that the proxy's users run.
@@ -33,7 +33,7 @@ var _ = Describe("Cluster proxy", func() {
 		}, "60s", "500ms").Should(ContainSubstring("node/"))
 
 		By("kubectl get -w through the hub sees a ConfigMap created on the cluster")
-		var out syncBuffer
+		var out framework.Buffer
 		watchCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		spoke := devKube(filepath.Join(dir, "cluster1", "admin.kubeconfig"))
@@ -66,21 +66,3 @@ var _ = Describe("Cluster proxy", func() {
 		}, Equal([]string{"cluster1", "True"}))), wide.stdout)
 	})
 })
-
-// syncBuffer is a bytes.Buffer that a process writes while a spec reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

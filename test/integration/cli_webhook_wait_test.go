@@ -15,6 +15,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/cli"
+	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 // The hub's API server serves a moment before its admission webhook, as
@@ -35,7 +36,7 @@ var _ = Describe("CLI: writes wait for an admission webhook the API server canno
 		Expect(res.Stderr).To(ContainSubstring("failed calling webhook"))
 
 		By("waiting while the webhook cannot be called, and creating the work once it can")
-		var out, errOut lockedBuffer
+		var out, errOut framework.Buffer
 		done := make(chan int, 1)
 		go func() {
 			defer GinkgoRecover()

@@ -8,11 +8,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"flag"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,12 +47,12 @@ var _ = BeforeSuite(func() {
 	var err error
 	hubCP, err = framework.Start(suiteCtx, framework.Hub)
 	if err != nil {
-		GinkgoWriter.Write(specLog.take())
+		GinkgoWriter.Write(specLog.Take())
 	}
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(hubCP.Stop)
 	hubWatchCaches = readWatchCaches(suiteCtx)
-	specLog.take()
+	specLog.Take()
 })
 
 // Every spec's log reaches its report when it fails, after its last
@@ -64,7 +61,7 @@ var _ = BeforeSuite(func() {
 // next one.
 var _ = BeforeEach(func() {
 	DeferCleanup(func() {
-		log := specLog.take()
+		log := specLog.Take()
 		if CurrentSpecReport().Failed() {
 			GinkgoWriter.Write(log)
 		}
@@ -74,38 +71,4 @@ var _ = BeforeEach(func() {
 // specLog is what the API servers, controllers, agents and CLI runs of
 // this process log: a spec's report shows it only if the spec fails, so
 // that the report of a passing spec stays one block of its steps.
-var specLog = &lockedBuffer{}
-
-// lockedBuffer is a bytes.Buffer that many goroutines write (a log, or a
-// command's output that a spec reads while the command runs).
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Printf appends a formatted line.
-func (b *lockedBuffer) Printf(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-
-// Println appends a line of args.
-func (b *lockedBuffer) Println(args ...any) { fmt.Fprintln(b, args...) }
-
-// take returns what was written and empties the buffer.
-func (b *lockedBuffer) take() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	data := bytes.Clone(b.buf.Bytes())
-	b.buf.Reset()
-	return data
-}
+var specLog = &framework.Buffer{}
