@@ -24,7 +24,7 @@ import (
 // semantics say each reports.
 const corpusDir = "../policycorpus"
 
-// corpusCase is one entry of expected.yaml.
+// corpusCase is one entry of an expected*.yaml file.
 type corpusCase struct {
 	File string `json:"file"`
 	// Inform and Enforce map a policy template's name to its history message.
@@ -41,16 +41,23 @@ type corpusCase struct {
 	objects []*unstructured.Unstructured
 }
 
-// loadCorpus reads expected.yaml and the case files it names.
+// loadCorpus reads the expected*.yaml files (expected.yaml, and one per
+// area, such as expected-templates.yaml) and the case files they name.
 func loadCorpus() []*corpusCase {
 	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join(corpusDir, "expected.yaml"))
+	expected, err := filepath.Glob(filepath.Join(corpusDir, "expected*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	var cases []*corpusCase
-	Expect(yaml.UnmarshalStrict(data, &cases)).To(Succeed())
+	for _, name := range expected {
+		data, err := os.ReadFile(name)
+		Expect(err).NotTo(HaveOccurred())
+		var some []*corpusCase
+		Expect(yaml.UnmarshalStrict(data, &some)).To(Succeed(), name)
+		cases = append(cases, some...)
+	}
 	files, err := filepath.Glob(filepath.Join(corpusDir, "[0-9]*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(cases).To(HaveLen(len(files)), "expected.yaml must hold one entry per case file")
+	Expect(cases).To(HaveLen(len(files)), "the expected*.yaml files must hold one entry per case file")
 	for _, c := range cases {
 		objs, err := engine.ReadFile(filepath.Join(corpusDir, c.File))
 		Expect(err).NotTo(HaveOccurred())
