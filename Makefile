@@ -19,7 +19,11 @@ BENCH_FLAGS ?=
 help: ## Show this help.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# VERSION is the release, and so the images' tag: the charts' appVersion is
+# its one source (deploy/charts/*/Chart.yaml, kept equal by deploy's tests),
+# so that the charts and kustomize bases install the images this tree builds.
+# The images' org.opencontainers.image.revision label names the commit.
+VERSION ?= $(shell awk '$$1 == "appVersion:" {print $$2}' deploy/charts/flotilla-hub/Chart.yaml)
 # The embedded Kubernetes components report the version they were built from.
 K8S_VERSION := $(shell go list -m -f '{{.Version}}' k8s.io/kubernetes 2>/dev/null)
 K8S_VERSION_PKG := k8s.io/component-base/version

@@ -51,10 +51,28 @@ func Chart(name string) (*chart.Chart, error) {
 	return loader.LoadFiles(files)
 }
 
+// ManagedBy is the app.kubernetes.io/managed-by label of what Render
+// renders: flotilla join and init install it, and unjoin removes it (Helm
+// writes "Helm").
+const ManagedBy = "flotilla"
+
+// Release is what a chart's release labels say: app.kubernetes.io/instance
+// is Name, app.kubernetes.io/managed-by Service.
+type Release struct {
+	Name, Namespace, Service string
+}
+
 // Render renders chart name into namespace with values over its defaults,
 // as `helm install` would (CRDs first), and returns the objects in the
-// order Helm installs them.
+// order Helm installs them: the release named after the chart, managed by
+// flotilla (ManagedBy).
 func Render(name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	return RenderRelease(name, Release{Name: name, Namespace: namespace, Service: ManagedBy}, values)
+}
+
+// RenderRelease renders chart name as release rel, as `helm install
+// --namespace rel.Namespace rel.Name` would with rel.Service "Helm".
+func RenderRelease(name string, rel Release, values map[string]any) ([]*unstructured.Unstructured, error) {
 	ch, err := Chart(name)
 	if err != nil {
 		return nil, err
@@ -62,9 +80,12 @@ func Render(name, namespace string, values map[string]any) ([]*unstructured.Unst
 	if err := chartutil.ProcessDependencies(ch, values); err != nil {
 		return nil, err
 	}
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: name, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: rel.Name, Namespace: rel.Namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", name, err)
+	}
+	if rel.Service != "" {
+		vals["Release"].(map[string]any)["Service"] = rel.Service
 	}
 	rendered, err := engine.Render(ch, vals)
 	if err != nil {

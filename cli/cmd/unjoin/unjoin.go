@@ -82,7 +82,8 @@ func unjoin(ctx context.Context, g *cmdutil.Globals, c *cmdutil.Clients, cluster
 		removed = append(removed, kind+" "+handshake.Describe(obj))
 		return nil
 	}
-	labels := client.MatchingLabels(handshake.AgentLabels())
+	// By name alone: the chart's managed-by says Helm where helm installed it.
+	labels := client.MatchingLabels{"app.kubernetes.io/name": handshake.AgentName}
 	// The agent stops first, so it cannot put anything back.
 	for _, o := range []struct {
 		kind string
