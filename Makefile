@@ -61,10 +61,16 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 IMAGE_GO := CGO_ENABLED=0 GOOS=$(word 1,$(subst /, ,$(IMAGE_PLATFORM))) GOARCH=$(word 2,$(subst /, ,$(IMAGE_PLATFORM))) \
 	  go build -trimpath -ldflags "-s -w -buildid= $(LDFLAGS)" -o $(IMAGE_BIN)/
 
+# Each binary is built on its own, saying which, as the first build takes
+# minutes (it compiles the embedded Kubernetes API server).
 images: ## Build the container images into bin/images/*.tar (docker load -i ...); REGISTRY=... retags them.
-	$(IMAGE_GO) $(addprefix ./cmd/,$(filter-out flotilla-agent,$(IMAGES)))
-	$(IMAGE_GO) -tags $(AGENT_TAGS) ./cmd/flotilla-agent
-	go run ./hack/images build --bin-dir $(IMAGE_BIN) --out $(BIN)/images --registry $(REGISTRY) \
+	@n=0; for b in $(IMAGES); do n=$$((n + 1)); \
+	  tags=; if [ $$b = flotilla-agent ]; then tags="-tags $(AGENT_TAGS)"; fi; \
+	  hack/build-with-progress.sh -m "[$$n/$(words $(IMAGES))] $$b for $(IMAGE_PLATFORM) into $(IMAGE_BIN)" \
+	    env $(IMAGE_GO) $$tags ./cmd/$$b || exit 1; \
+	done
+	@echo "==> Packing the images $(IMAGES) into $(BIN)/images, tagged $(REGISTRY)/<name>:$(VERSION)"
+	@go run ./hack/images build --bin-dir $(IMAGE_BIN) --out $(BIN)/images --registry $(REGISTRY) \
 	  --version $(VERSION) --revision $$(git rev-parse HEAD 2>/dev/null) --created $(SOURCE_DATE_EPOCH) \
 	  --platform $(IMAGE_PLATFORM) $(IMAGES)
 
