@@ -6,7 +6,8 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # The spoke-side CRDs; every other generated CRD belongs to the hub.
 AGENT_CRDS := work.open-cluster-management.io_appliedmanifestworks.yaml \
               cluster.open-cluster-management.io_clusterclaims.yaml \
-              policy.open-cluster-management.io_configurationpolicies.yaml
+              policy.open-cluster-management.io_configurationpolicies.yaml \
+              policy.open-cluster-management.io_certificatepolicies.yaml
 # The managed cluster owner's CRDs: the agent reads them where they are
 # served and installs them nowhere (tests install them on their spokes).
 SPOKE_OWNER_CRDS := about.k8s.io_clusterproperties.yaml

@@ -178,6 +178,8 @@ const (
 	PolicySetKind = "PolicySet"
 	// ConfigurationPolicyKind is the kind of ConfigurationPolicy.
 	ConfigurationPolicyKind = "ConfigurationPolicy"
+	// CertificatePolicyKind is the kind of CertificatePolicy.
+	CertificatePolicyKind = "CertificatePolicy"
 )
 
 // NonEmptyString is a string of at least one character.
