@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -39,6 +40,9 @@ const (
 type hubContact struct {
 	url    string
 	caFile string
+	// route, when the URL's host is a Docker container's name that does
+	// not resolve here, is how this machine reaches it.
+	route *containerRoute
 	// clusterInfoServer is the address cluster-info publishes, when read.
 	clusterInfoServer string
 }
@@ -62,12 +66,12 @@ func readCAFile(path string) ([]byte, error) {
 // it with the join token: only the hub and the token's holder know the
 // token secret.
 func (h *hubContact) discoverCA(ctx context.Context, tok handshake.BootstrapToken, prog *cmdutil.Progress) ([]byte, error) {
-	anonymous, err := kubernetes.NewForConfig(&rest.Config{
+	anonymous, err := kubernetes.NewForConfig(h.config(&rest.Config{
 		Host:            h.url,
 		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
 		Timeout:         hubRequestTimeout,
 		UserAgent:       "flotilla/" + version.Version,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +105,30 @@ func (h *hubContact) discoverCA(ctx context.Context, tok handshake.BootstrapToke
 	}
 }
 
+// config dials through h.route, if any.
+func (h *hubContact) config(cfg *rest.Config) *rest.Config {
+	if h.route != nil {
+		cfg.Dial = h.route.dial
+	}
+	return cfg
+}
+
+// unreachableHint says what to do when the hub cannot be reached: when its
+// host does not resolve here, that a container's name resolves only on
+// its networks.
+func (h *hubContact) unreachableHint(err error) string {
+	var dnsErr *net.DNSError
+	if !errors.As(err, &dnsErr) || h.route != nil {
+		return "Check --hub-apiserver, and that this machine can connect to the hub"
+	}
+	return fmt.Sprintf("%s does not resolve on this machine. If it is a Docker container's name, start the container (join then reaches it through docker), "+
+		"or run join on the container's network, where the name resolves: docker run --rm --network NETWORK %s join ...", dnsErr.Name, version.Image("flotilla"))
+}
+
 func (h *hubContact) explainClusterInfo(err error) error {
 	switch {
 	case cmdutil.Classify(err) == cmdutil.FailureUnreachable:
-		return fmt.Errorf("cannot reach %s: %w\nCheck --hub-apiserver, and that this machine can connect to the hub", h.where(), err)
+		return fmt.Errorf("cannot reach %s: %w\n%s", h.where(), err, h.unreachableHint(err))
 	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
 		return fmt.Errorf("%s does not let anonymous clients read kube-public/cluster-info, so its CA cannot be learned: %w\nPass the hub's CA certificate with --ca-file", h.where(), err)
 	case apierrors.IsNotFound(err):
@@ -165,13 +189,13 @@ func verifyClusterInfo(cm *corev1.ConfigMap, tok handshake.BootstrapToken) (ca [
 // checkToken authenticates to the hub with the token, verifying the hub
 // against ca, and returns who the token is.
 func (h *hubContact) checkToken(ctx context.Context, ca []byte, tok handshake.BootstrapToken) (authenticationv1.UserInfo, error) {
-	kube, err := kubernetes.NewForConfig(&rest.Config{
+	kube, err := kubernetes.NewForConfig(h.config(&rest.Config{
 		Host:            h.url,
 		TLSClientConfig: rest.TLSClientConfig{CAData: ca},
 		BearerToken:     tok.String(),
 		Timeout:         hubRequestTimeout,
 		UserAgent:       "flotilla/" + version.Version,
-	})
+	}))
 	if err != nil {
 		return authenticationv1.UserInfo{}, err
 	}
@@ -189,7 +213,7 @@ func (h *hubContact) checkToken(ctx context.Context, ca []byte, tok handshake.Bo
 func (h *hubContact) explainTokenCheck(err error) error {
 	switch cmdutil.Classify(err) {
 	case cmdutil.FailureUnreachable:
-		return fmt.Errorf("cannot reach %s: %w\nCheck --hub-apiserver, and that this machine can connect to the hub", h.where(), err)
+		return fmt.Errorf("cannot reach %s: %w\n%s", h.where(), err, h.unreachableHint(err))
 	case cmdutil.FailureUntrusted:
 		if h.caFile != "" {
 			return fmt.Errorf("%s presented a certificate that the CA in --ca-file %s did not sign: %w\nCheck --ca-file, or leave it out to learn the CA from the hub", h.where(), h.caFile, err)

@@ -258,10 +258,16 @@ func (o *joinOptions) noteBootstrapWritten(kubeconfig []byte) {
 func (o *joinOptions) bootstrapKubeconfig(ctx context.Context, tok handshake.BootstrapToken) ([]byte, error) {
 	prog := cmdutil.NewProgress(o.Streams.ErrOut)
 	hub := &hubContact{url: o.hubAPIServer, caFile: o.caFile}
-	var (
-		ca  []byte
-		err error
-	)
+	route, err := routeToContainer(ctx, o.hubAPIServer)
+	if err != nil {
+		return nil, err
+	}
+	if route != nil {
+		hub.route = route
+		o.Notef("Hub: %s does not resolve here but names a Docker container: reaching it at %s; the bootstrap kubeconfig keeps %s, which containers on its networks resolve",
+			route.container, route, o.hubAPIServer)
+	}
+	var ca []byte
 	if o.caFile != "" {
 		if ca, err = readCAFile(o.caFile); err != nil {
 			return nil, err
