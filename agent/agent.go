@@ -208,7 +208,7 @@ func loadSpokeConfig(kubeconfig string) (*rest.Config, error) {
 			return nil, fmt.Errorf("not running in a cluster (%w): give the managed cluster's kubeconfig (--kubeconfig)", err)
 		}
 	} else if cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
-		return nil, fmt.Errorf("load the managed cluster's kubeconfig %s: %w", kubeconfig, err)
+		return nil, explainUnreadable("--kubeconfig", kubeconfig, fmt.Errorf("load the managed cluster's kubeconfig %s: %w", kubeconfig, err))
 	}
 	cfg.UserAgent = userAgent
 	return cfg, nil
