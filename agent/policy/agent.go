@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
@@ -51,8 +53,10 @@ type Config struct {
 	// ClusterName is the managed cluster's name, which is also its hub
 	// namespace: the only one whose Policies the agent reads.
 	ClusterName string
-	// Namespace is the agent's namespace on the spoke, where the
-	// ConfigurationPolicies of the policies are created.
+	// Namespace is the agent's namespace on the spoke. Agents before
+	// this one kept the policies' ConfigurationPolicies there; they are
+	// moved, on start, to the cluster's namespace on the spoke (named as
+	// the cluster, as OCM's agent keeps them), where they are kept now.
 	Namespace string
 	// Spoke reaches the managed cluster's API server.
 	Spoke *rest.Config
@@ -106,14 +110,17 @@ func newSpokeClients(base *rest.Config, mapper meta.RESTMapper) (*spokeClients, 
 	return s, err
 }
 
-// policyScheme holds the policy types, the only ones the agent reads typed.
+// policyScheme holds the policy types, the only ones the agent reads typed
+// (with Namespace, for the cluster's namespace on the spoke).
 var policyScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(policyv1.AddToScheme(s))
+	s.AddKnownTypes(corev1.SchemeGroupVersion, &corev1.Namespace{}, &corev1.NamespaceList{})
+	metav1.AddToGroupVersion(s, corev1.SchemeGroupVersion)
 	return s
 }()
 
-// policyMapper maps the policy kinds without discovery; all are namespaced.
+// policyMapper maps the policy kinds (all namespaced) and Namespace without discovery.
 func policyMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(policyv1.GroupVersion.WithKind(policyv1.PolicyKind), meta.RESTScopeNamespace)
@@ -121,6 +128,8 @@ func policyMapper() meta.RESTMapper {
 	// dependencies watch lists the cluster's policies.
 	m.Add(policyv1.GroupVersion.WithKind("PolicyList"), meta.RESTScopeNamespace)
 	m.Add(policyv1.GroupVersion.WithKind(policyv1.ConfigurationPolicyKind), meta.RESTScopeNamespace)
+	m.Add(policyv1.GroupVersion.WithKind(policyv1.CertificatePolicyKind), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
 	return m
 }
 
@@ -149,6 +158,9 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the policy agent's hub manager: %w", err)
 	}
+	if err := a.prepareSpoke(ctx); err != nil {
+		return err
+	}
 	events, err := corev1client.NewForConfig(hubCfg)
 	if err != nil {
 		return fmt.Errorf("create the policy agent's hub event client: %w", err)
@@ -159,7 +171,11 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 		hub:     mgr.GetClient(),
 		watches: newRegistry(a.spoke.dynamic, a.cfg.ClusterName),
 	}
-	templates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.Namespace, cluster: a.cfg.ClusterName}
+	if _, err := a.spoke.metadata.Resource(crdResource).Get(ctx, constraintTemplateResource.GroupResource().String(), metav1.GetOptions{}); err == nil {
+		r.gatekeeper.Store(true)
+	}
+	templates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.ClusterName, cluster: a.cfg.ClusterName, resource: configurationPoliciesGVR}
+	certificates := &templateSource{client: a.spoke.metadata, namespace: a.cfg.ClusterName, cluster: a.cfg.ClusterName, resource: certificatePoliciesGVR}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("policy").
 		// The agent's own status writes change neither generation nor labels.
@@ -169,6 +185,7 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(complianceChanged())).
 		WatchesRawSource(source.Func(r.watches.Start)).
 		WatchesRawSource(source.Func(templates.Start)).
+		WatchesRawSource(source.Func(certificates.Start)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: a.cfg.Workers,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute),
@@ -177,6 +194,6 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the Policy controller: %w", err)
 	}
-	logger.Info("Evaluating policies", "hub", hub.Host, "namespace", a.cfg.Namespace)
+	logger.Info("Evaluating policies", "hub", hub.Host, "namespace", a.cfg.ClusterName)
 	return mgr.Start(ctx)
 }

@@ -129,8 +129,8 @@ func (r *reconciler) dependencyState(ctx context.Context, dep policyv1.PolicyDep
 		return "", false, nil
 	}
 	ns := dep.Namespace
-	if dep.Kind == policyv1.ConfigurationPolicyKind {
-		ns = r.cfg.Namespace
+	if dep.Kind == policyv1.ConfigurationPolicyKind || dep.Kind == policyv1.CertificatePolicyKind {
+		ns = r.cfg.ClusterName
 	}
 	var obj *unstructured.Unstructured
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {

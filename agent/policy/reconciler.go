@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,9 @@ type reconciler struct {
 	// events writes the compliance events, in the cluster's namespace.
 	events  corev1client.EventsGetter
 	watches *registry
+	// gatekeeper says that the spoke may hold Gatekeeper objects of
+	// policies: pruning looks for them.
+	gatekeeper atomic.Bool
 }
 
 // scope is one reconcile of one policy.
@@ -42,6 +46,8 @@ type scope struct {
 	details []policyv1.DetailsPerTemplate
 	// keep are the spoke ConfigurationPolicies the policy still has.
 	keep map[string]bool
+	// keepOther are its templates of other kinds, by otherKey.
+	keepOther map[string]bool
 	// ignored are the indexes in details of Pending templates that
 	// ignorePending leaves out of the policy's compliance.
 	ignored map[int]bool
@@ -84,7 +90,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, r.removePolicy(ctx, p.Name)
 	}
 
-	s := &scope{policy: p, keep: map[string]bool{}, ignored: map[int]bool{}, now: time.Now()}
+	s := &scope{policy: p, keep: map[string]bool{}, keepOther: map[string]bool{}, ignored: map[int]bool{}, now: time.Now()}
 	before := p.DeepCopy()
 	defer func() {
 		perr := r.patchStatus(ctx, before, s.policy)
@@ -135,6 +141,7 @@ func (r *reconciler) pruneTemplates(ctx context.Context, s *scope) error {
 			errs = append(errs, r.removeTemplate(ctx, &cps[i]))
 		}
 	}
+	errs = append(errs, r.pruneOtherKinds(ctx, s.policy.Name, s.keepOther))
 	return errors.Join(errs...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -14,10 +15,13 @@ import (
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 )
 
-// configurationPoliciesGVR is the resource of ConfigurationPolicies.
-var configurationPoliciesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
+// The resources of the policy templates the agent keeps on the spoke.
+var (
+	configurationPoliciesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
+	certificatePoliciesGVR   = policyv1.GroupVersion.WithResource("certificatepolicies")
+)
 
-// templateSource watches the ConfigurationPolicies the agent created on
+// templateSource watches the ConfigurationPolicies (or CertificatePolicies) the agent created on
 // the spoke (metadata only) and asks for a reconcile of their policy when
 // one appears, is changed by someone else (its generation moves) or is
 // deleted. At start it lists them all, so that the templates of policies
@@ -26,11 +30,12 @@ type templateSource struct {
 	client    metadata.Interface
 	namespace string
 	cluster   string
+	resource  schema.GroupVersionResource
 }
 
 // Start runs the watch until ctx ends.
 func (s *templateSource) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-	inf := metadatainformer.NewFilteredMetadataInformer(s.client, configurationPoliciesGVR, s.namespace, 0, toolscache.Indexers{},
+	inf := metadatainformer.NewFilteredMetadataInformer(s.client, s.resource, s.namespace, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = policyv1.PolicyLabel }).Informer()
 	enqueue := func(obj any) {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {

@@ -37,15 +37,16 @@ func (r *reconciler) templateLabels(p *policyv1.Policy) map[string]string {
 }
 
 // ensureTemplate creates or updates the spoke's ConfigurationPolicy of
-// template want of policy p, in the agent's namespace, for everyone on the
-// cluster to see, and returns it.
+// template want of policy p, in the cluster's namespace (named as the
+// cluster, where OCM's agent keeps them), for everyone on the cluster to
+// see, and returns it.
 func (r *reconciler) ensureTemplate(ctx context.Context, p *policyv1.Policy, want *policyv1.ConfigurationPolicy) (*policyv1.ConfigurationPolicy, error) {
 	labels := r.templateLabels(p)
 	got := &policyv1.ConfigurationPolicy{}
-	err := r.spoke.policies.Get(ctx, client.ObjectKey{Namespace: r.cfg.Namespace, Name: want.Name}, got)
+	err := r.spoke.policies.Get(ctx, client.ObjectKey{Namespace: r.cfg.ClusterName, Name: want.Name}, got)
 	if apierrors.IsNotFound(err) {
 		obj := &policyv1.ConfigurationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: r.cfg.Namespace, Labels: labels, Annotations: want.Annotations},
+			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: r.cfg.ClusterName, Labels: labels, Annotations: want.Annotations},
 			Spec:       want.Spec,
 		}
 		if err := r.spoke.policies.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
@@ -175,7 +176,7 @@ func keepTransitionTimes(now, before []policyv1.TemplateCondition) {
 // spokeTemplates lists the spoke ConfigurationPolicies of policy.
 func (r *reconciler) spokeTemplates(ctx context.Context, policy string) ([]policyv1.ConfigurationPolicy, error) {
 	list := &policyv1.ConfigurationPolicyList{}
-	if err := r.spoke.policies.List(ctx, list, client.InNamespace(r.cfg.Namespace), client.MatchingLabels{policyv1.PolicyLabel: policy}); err != nil {
+	if err := r.spoke.policies.List(ctx, list, client.InNamespace(r.cfg.ClusterName), client.MatchingLabels{policyv1.PolicyLabel: policy}); err != nil {
 		return nil, fmt.Errorf("list the policy's ConfigurationPolicies on the managed cluster: %w", err)
 	}
 	return list.Items, nil
@@ -192,6 +193,7 @@ func (r *reconciler) removePolicy(ctx context.Context, policy string) error {
 	for i := range cps {
 		errs = append(errs, r.removeTemplate(ctx, &cps[i]))
 	}
+	errs = append(errs, r.pruneOtherKinds(ctx, policy, nil))
 	r.watches.releaseAll(policy)
 	return errors.Join(errs...)
 }

@@ -24,6 +24,7 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 			// The hub will resolve it again: what is on the cluster stays,
 			// unevaluated, rather than being pruned meanwhile.
 			s.keep[t.Name] = true
+			s.keepOther[otherKey(t.Kind, t.Name)] = true
 		}
 		r.templateError(s, &d, t.Err)
 		return d, nil
@@ -35,6 +36,9 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 			s.ignored[len(s.details)] = true
 		}
 		return d, err
+	}
+	if t.ConfigurationPolicy == nil {
+		return r.otherKind(ctx, s, t, d)
 	}
 	s.keep[t.Name] = true
 	cp, err := r.ensureTemplate(ctx, s.policy, t.ConfigurationPolicy)

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policykinds"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
@@ -105,8 +106,13 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 func templateErrors(root *policyv1.Policy) []policyv1.DetailsPerTemplate {
 	var out []policyv1.DetailsPerTemplate
 	for _, t := range policytemplate.Decode(root) {
-		if t.Err == nil || bytes.Contains(root.Spec.PolicyTemplates[t.Index].ObjectDefinition.Raw, []byte("{{hub")) {
+		// Templates of the other kinds the agent evaluates
+		// (CertificatePolicy, Gatekeeper's) are checked by the agent.
+		if t.Err == nil || policykinds.Other(t) || bytes.Contains(root.Spec.PolicyTemplates[t.Index].ObjectDefinition.Raw, []byte("{{hub")) {
 			continue
+		}
+		if policykinds.Unsupported(t) {
+			t.Err = policykinds.UnsupportedError(t)
 		}
 		out = append(out, policyv1.DetailsPerTemplate{
 			TemplateMeta:    metav1.ObjectMeta{Name: t.DisplayName()},

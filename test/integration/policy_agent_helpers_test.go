@@ -25,7 +25,8 @@ const examplePolicyName = "policy-namespace.yaml"
 type policyCluster struct {
 	env  *agentEnv
 	name string
-	// namespace is the agent's namespace on the spoke.
+	// namespace is where the agent keeps the cluster's policy templates
+	// on the spoke: the namespace named after the cluster, as OCM's agent.
 	namespace string
 }
 
@@ -36,7 +37,7 @@ func joinPolicyCluster(ctx SpecContext) *policyCluster {
 	env := newAgentEnv(ctx)
 	c := &policyCluster{env: env, name: newClusterName("policy")}
 	opts := env.options(c.name)
-	c.namespace = opts.Namespace
+	c.namespace = c.name
 	env.storeBootstrapSecret(ctx, opts.Namespace, bootstrapKubeconfig(hubCP.URL, hubCP.CAData, env.token))
 	startAgent(opts)
 	acceptAgent(ctx, c.name)

@@ -194,12 +194,13 @@ var _ = Describe("Policy agent", Ordered, func() {
 	})
 
 	It("reports a policy template it cannot evaluate as a template-error", func(ctx SpecContext) {
-		root := configurationPolicy("certs", "certs", map[string]any{})
-		root.Spec.PolicyTemplates[0].ObjectDefinition.Raw = []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"CertificatePolicy","metadata":{"name":"certs"}}`)
+		root := configurationPolicy("operators", "operators", map[string]any{})
+		root.Spec.PolicyTemplates[0].ObjectDefinition.Raw = []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"OperatorPolicy","metadata":{"name":"operators"}}`)
 		c.replicate(ctx, root)
-		Eventually(c.latest(ctx, "policies.certs", "certs")).Should(Equal(
-			"NonCompliant; template-error; policy templates of kind CertificatePolicy (policy.open-cluster-management.io/v1) are not supported: Flotilla evaluates policy.open-cluster-management.io/v1 ConfigurationPolicy only"))
-		Expect(c.policy(ctx, "policies.certs").Status.ComplianceState).To(Equal(policyv1.NonCompliant))
+		Eventually(c.latest(ctx, "policies.operators", "operators")).Should(Equal(
+			"NonCompliant; template-error; policy templates of kind OperatorPolicy (policy.open-cluster-management.io/v1) are not supported: " +
+				"Flotilla evaluates ConfigurationPolicy and CertificatePolicy (policy.open-cluster-management.io/v1), and Gatekeeper's ConstraintTemplate (templates.gatekeeper.sh) and constraints (constraints.gatekeeper.sh)"))
+		Expect(c.policy(ctx, "policies.operators").Status.ComplianceState).To(Equal(policyv1.NonCompliant))
 	})
 })
 

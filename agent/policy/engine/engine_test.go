@@ -730,7 +730,7 @@ spec:
         object-templates: []
   - objectDefinition:
       apiVersion: policy.open-cluster-management.io/v1
-      kind: CertificatePolicy
+      kind: OperatorPolicy
       metadata: {name: certs}
   - objectDefinition:
       apiVersion: policy.open-cluster-management.io/v1
@@ -751,7 +751,7 @@ spec:
 	if got[0].Err != nil || got[0].ConfigurationPolicy.Spec.RemediationAction != policyv1.Enforce {
 		t.Errorf("the Policy's remediationAction must override the template's: %+v", got[0])
 	}
-	want := "policy templates of kind CertificatePolicy (policy.open-cluster-management.io/v1) are not supported: Flotilla evaluates policy.open-cluster-management.io/v1 ConfigurationPolicy only"
+	want := "policy templates of kind OperatorPolicy (policy.open-cluster-management.io/v1) are not supported: Flotilla evaluates ConfigurationPolicy and CertificatePolicy (policy.open-cluster-management.io/v1), and Gatekeeper's ConstraintTemplate (templates.gatekeeper.sh) and constraints (constraints.gatekeeper.sh)"
 	if got[1].Err == nil || got[1].Err.Error() != want {
 		t.Errorf("unsupported kind: %v", got[1].Err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/policykinds"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
@@ -21,8 +24,15 @@ type PolicyTemplate struct {
 	// Name, Kind and APIVersion identify the template object.
 	Name, Kind, APIVersion string
 	// ConfigurationPolicy is the template with the Policy's
-	// remediationAction applied; nil when Err is set.
+	// remediationAction applied; nil when Err is set or the template is
+	// of another kind.
 	ConfigurationPolicy *policyv1.ConfigurationPolicy
+	// CertificatePolicy is a CertificatePolicy template, with the Policy's
+	// remediationAction applied.
+	CertificatePolicy *policyv1.CertificatePolicy
+	// Gatekeeper is a Gatekeeper ConstraintTemplate or constraint, as the
+	// agent applies it (see decodeKind).
+	Gatekeeper *unstructured.Unstructured
 	// Err says why the template cannot be evaluated: it is not a
 	// ConfigurationPolicy, or not a valid one, or its hub templates did
 	// not resolve.
@@ -54,6 +64,12 @@ func PolicyTemplates(p *policyv1.Policy) []PolicyTemplate {
 		t := PolicyTemplate{Index: i, Name: d.Name, Kind: d.Kind, APIVersion: d.APIVersion,
 			Err: d.Err, HubTemplateError: d.HubTemplateError, IgnorePending: pt.IgnorePending}
 		t.Dependencies = append(append(t.Dependencies, p.Spec.Dependencies...), pt.ExtraDependencies...)
+		switch {
+		case policykinds.Other(d):
+			decodeKind(&t, p, pt.ObjectDefinition.Raw)
+		case policykinds.Unsupported(d):
+			t.Err = policykinds.UnsupportedError(d)
+		}
 		if cp := d.ConfigurationPolicy; cp != nil {
 			if p.Spec.RemediationAction != "" {
 				cp.Spec.RemediationAction = p.Spec.RemediationAction
@@ -138,8 +154,11 @@ type PolicyResult struct {
 // TemplateOutcome is the outcome of one policy template.
 type TemplateOutcome struct {
 	PolicyTemplate
-	// Result is the evaluation; nil when the template has an error.
+	// Result is the evaluation of a ConfigurationPolicy; nil when the
+	// template has an error or is of another kind.
 	Result *Result
+	// Other is the evaluation of a template of another kind.
+	Other *KindResult
 }
 
 // EvaluatePolicy evaluates each ConfigurationPolicy of p against r. It
@@ -149,8 +168,15 @@ func EvaluatePolicy(ctx context.Context, p *policyv1.Policy, r Reader) *PolicyRe
 	out := &PolicyResult{Policy: p}
 	for _, t := range PolicyTemplates(p) {
 		o := TemplateOutcome{PolicyTemplate: t}
-		if t.Err == nil {
+		switch {
+		case t.Err != nil:
+		case t.ConfigurationPolicy != nil:
 			o.Result = Evaluate(ctx, t.ConfigurationPolicy, r)
+		default:
+			var err error
+			if o.Other, err = EvaluateKind(ctx, t, r, time.Now()); err != nil {
+				o.Other = kindError("%v", err)
+			}
 		}
 		out.Templates = append(out.Templates, o)
 	}
@@ -159,6 +185,9 @@ func EvaluatePolicy(ctx context.Context, p *policyv1.Policy, r Reader) *PolicyRe
 
 // State is the template's compliance.
 func (o TemplateOutcome) State() policyv1.ComplianceState {
+	if o.Other != nil {
+		return o.Other.State
+	}
 	if o.Result == nil {
 		return policyv1.NonCompliant
 	}
@@ -167,6 +196,9 @@ func (o TemplateOutcome) State() policyv1.ComplianceState {
 
 // Message is the template's history message.
 func (o TemplateOutcome) Message() string {
+	if o.Other != nil {
+		return o.Other.Message
+	}
 	if o.Result == nil {
 		return TemplateErrorMessage(o.Err)
 	}
@@ -181,9 +213,12 @@ func (p *PolicyResult) Status(now metav1.Time) policyv1.PolicyStatus {
 	for _, t := range p.Templates {
 		d := policyv1.DetailsPerTemplate{TemplateMeta: metav1.ObjectMeta{Name: t.DisplayName()}, ComplianceState: t.State()}
 		d.History, _ = RecordHistory(nil, t.Message(), now)
-		if t.Result != nil {
+		switch {
+		case t.Other != nil:
+			d.Results = t.Other.Results
+		case t.Result != nil:
 			d.Results = t.Result.Results(0)
-		} else {
+		default:
 			d.Results = TemplateErrorResults(t.Err)
 		}
 		st.Details = append(st.Details, d)

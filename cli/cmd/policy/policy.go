@@ -228,7 +228,7 @@ func clusterReader(cfg *rest.Config) (engine.Reader, error) {
 }
 
 // readPolicies reads the Policies of a file; a bare ConfigurationPolicy
-// counts as a Policy of that one template.
+// or CertificatePolicy counts as a Policy of that one template.
 func readPolicies(path string) ([]*policyv1.Policy, error) {
 	objs, err := engine.ReadFile(path)
 	if err != nil {
@@ -249,7 +249,7 @@ func readPolicies(path string) ([]*policyv1.Policy, error) {
 				return nil, fmt.Errorf("%s: Policy %s: %w", path, u.GetName(), err)
 			}
 			out = append(out, p)
-		case policyv1.ConfigurationPolicyKind:
+		case policyv1.ConfigurationPolicyKind, policyv1.CertificatePolicyKind:
 			raw, err := json.Marshal(u.Object)
 			if err != nil {
 				return nil, err
@@ -279,6 +279,11 @@ func printPolicyResult(w io.Writer, res *engine.PolicyResult, r policyTestResult
 	fmt.Fprintf(w, "Policy %s: %s\n", r.Policy, r.Status.ComplianceState)
 	for _, t := range res.Templates {
 		name := t.DisplayName()
+		if t.Other != nil {
+			fmt.Fprintf(w, "  Template %s (%s):\n    %s\n", name, t.Kind, t.Message())
+			printObjects(w, t.Other.Results)
+			continue
+		}
 		if t.Result == nil {
 			fmt.Fprintf(w, "  Template %s:\n    %s\n", name, t.Message())
 			continue
@@ -291,23 +296,31 @@ func printPolicyResult(w io.Writer, res *engine.PolicyResult, r policyTestResult
 			mode += ", severity " + string(t.Result.Severity)
 		}
 		fmt.Fprintf(w, "  Template %s (%s):\n    %s\n", name, mode, t.Message())
-		results := t.Result.Results(0)
-		for _, obj := range results.Objects {
-			ref := obj.Object.Kind + " " + objectName(obj.Object)
-			fmt.Fprintf(w, "    - %s %s: %s\n", obj.Compliant, ref, obj.Reason)
-			if obj.Message != "" {
-				fmt.Fprintf(w, "        %s\n", obj.Message)
-			}
-			for _, d := range obj.Diffs {
-				fmt.Fprintf(w, "        %s\n", describeDiff(d))
-			}
-		}
-		if results.Omitted > 0 {
-			fmt.Fprintf(w, "    (%d more objects)\n", results.Omitted)
-		}
+		printObjects(w, t.Result.Results(0))
 		for _, a := range t.Result.Actions {
 			fmt.Fprintf(w, "    enforce would %s (not done by policy test)\n", a)
 		}
+	}
+}
+
+// printObjects prints a template's results object by object, with the
+// fields that differ.
+func printObjects(w io.Writer, results *policyv1.TemplateResults) {
+	if results == nil {
+		return
+	}
+	for _, obj := range results.Objects {
+		ref := obj.Object.Kind + " " + objectName(obj.Object)
+		fmt.Fprintf(w, "    - %s %s: %s\n", obj.Compliant, ref, obj.Reason)
+		if obj.Message != "" {
+			fmt.Fprintf(w, "        %s\n", obj.Message)
+		}
+		for _, d := range obj.Diffs {
+			fmt.Fprintf(w, "        %s\n", describeDiff(d))
+		}
+	}
+	if results.Omitted > 0 {
+		fmt.Fprintf(w, "    (%d more objects)\n", results.Omitted)
 	}
 }
 
