@@ -17,26 +17,49 @@ import (
 type action struct {
 	Action, Label, Class, Command, CSRF string
 	Fields                              map[string]string
+	// Confirm, for an action that is hard to undo, is the question the page
+	// asks before it posts; ConfirmLabel labels the button that answers yes.
+	Confirm, ConfirmLabel string
 }
 
 func actionAccept(csrf, cluster string) action {
-	return action{"accept", "Accept", "primary", "flotilla accept --clusters " + cluster, csrf, map[string]string{"cluster": cluster}}
+	return action{Action: "accept", Label: "Accept", Class: "primary", Command: "flotilla accept --clusters " + cluster, CSRF: csrf, Fields: map[string]string{"cluster": cluster}}
 }
 
 func actionDeny(csrf, cluster string) action {
-	return action{"deny", "Deny", "danger", "flotilla deny --clusters " + cluster, csrf, map[string]string{"cluster": cluster}}
+	return action{Action: "deny", Label: "Deny", Class: "danger", Command: "flotilla deny --clusters " + cluster, CSRF: csrf, Fields: map[string]string{"cluster": cluster},
+		Confirm: denyQuestion(cluster), ConfirmLabel: "Deny cluster " + cluster}
+}
+
+// denyQuestion says what denying a cluster does, to be confirmed.
+func denyQuestion(cluster string) string {
+	return "Deny cluster " + cluster + "? The hub stops accepting it and removes its RBAC: its agent can no longer read its work or report its status. " +
+		"The ManagedCluster and its namespace stay; Accept takes it back."
+}
+
+// confirmedField is the form field that says the user confirmed an action.
+const confirmedField = "confirmed"
+
+// needsConfirmation returns the action posted, with its question, when it
+// asks first and the post does not say confirmed=yes; nil otherwise.
+func needsConfirmation(csrf, act string, form func(string) string) *action {
+	if act != "deny" || form(confirmedField) == "yes" {
+		return nil
+	}
+	a := actionDeny(csrf, form("cluster"))
+	return &a
 }
 
 func actionPause(csrf, ns, name string) action {
-	return action{"pause", "Pause rollout", "", fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s=true", name, ns, workv1alpha1.PausedAnnotation), csrf, map[string]string{"namespace": ns, "name": name}}
+	return action{Action: "pause", Label: "Pause rollout", Command: fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s=true", name, ns, workv1alpha1.PausedAnnotation), CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
 }
 
 func actionResume(csrf, ns, name string) action {
-	return action{"resume", "Resume rollout", "primary", fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s-", name, ns, workv1alpha1.PausedAnnotation), csrf, map[string]string{"namespace": ns, "name": name}}
+	return action{Action: "resume", Label: "Resume rollout", Class: "primary", Command: fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s-", name, ns, workv1alpha1.PausedAnnotation), CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
 }
 
 func actionRemediation(csrf, ns, name, to string) action {
-	return action{"remediation", "Switch to " + to, "", fmt.Sprintf(`kubectl patch policy %s -n %s --type merge -p '{"spec":{"remediationAction":"%s"}}'`, name, ns, to), csrf, map[string]string{"namespace": ns, "name": name, "to": to}}
+	return action{Action: "remediation", Label: "Switch to " + to, Command: fmt.Sprintf(`kubectl patch policy %s -n %s --type merge -p '{"spec":{"remediationAction":"%s"}}'`, name, ns, to), CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name, "to": to}}
 }
 
 func init() {
@@ -54,12 +77,37 @@ type resultData struct {
 	Back    string
 }
 
+// confirmData is the model of the page that asks to confirm an action
+// posted without a script (the script asks in a dialog first).
+type confirmData struct {
+	Question string
+	// Yes is the action again, with the confirmation.
+	Yes  action
+	Back string
+}
+
 // act runs one action with the caller's credentials. It answers a
 // script's request with the message as text, and a plain form post with a
-// page.
+// page. An action that needs confirming and was posted unconfirmed is not
+// done: a plain post gets a page that asks, a script's a 409.
 func (s *server) act(w http.ResponseWriter, r *http.Request) {
 	if !s.auth.originAllowed(r) || r.PostFormValue("csrf") != csrfOf(r) || csrfOf(r) == "" {
 		http.Error(w, "Forbidden: this action did not come from the console's own page (origin or CSRF token missing or wrong).", http.StatusForbidden)
+		return
+	}
+	script := r.Header.Get("X-Console") == "1"
+	if a := needsConfirmation(csrfOf(r), r.PathValue("action"), r.PostFormValue); a != nil {
+		if script {
+			http.Error(w, "Not done: confirm first ("+a.Confirm+")", http.StatusConflict)
+			return
+		}
+		yes := *a
+		yes.Label, yes.Confirm = a.ConfirmLabel, ""
+		yes.Fields = map[string]string{confirmedField: "yes"}
+		for k, v := range a.Fields {
+			yes.Fields[k] = v
+		}
+		s.render(w, r, "confirm", &page{Title: "Confirm", Section: "fleet", Data: confirmData{Question: a.Confirm, Yes: yes, Back: "/clusters/" + a.Fields["cluster"]}})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
@@ -69,15 +117,13 @@ func (s *server) act(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		msg, status = "Refused: "+err.Error(), http.StatusForbidden
 	}
-	if r.Header.Get("X-Console") == "1" {
+	if script {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(status)
 		fmt.Fprint(w, msg)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	s.render(w, r, "result", &page{Title: "Action", Data: resultData{OK: err == nil, Message: msg, Back: "/fleet"}})
+	s.renderStatus(w, r, "result", &page{Title: "Action", Data: resultData{OK: err == nil, Message: msg, Back: "/fleet"}}, status)
 }
 
 func (s *server) do(ctx context.Context, act string, form func(string) string) (string, error) {

@@ -19,7 +19,8 @@ func testServer(t *testing.T) *server {
 	return s
 }
 
-func do(s *server, method, target, host, cookie string, form url.Values, origin string) *httptest.ResponseRecorder {
+// do sends one request; headers are name, value pairs.
+func do(s *server, method, target, host, cookie string, form url.Values, origin string, headers ...string) *httptest.ResponseRecorder {
 	var body *strings.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -36,6 +37,9 @@ func do(s *server, method, target, host, cookie string, form url.Values, origin 
 	}
 	if origin != "" {
 		r.Header.Set("Origin", origin)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Set(headers[i], headers[i+1])
 	}
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)

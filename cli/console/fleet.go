@@ -45,7 +45,10 @@ type clusterRow struct {
 	Acceptable bool
 	// Deniable: accepted, so deny applies.
 	Deniable bool
-	Taints   []string
+	// DenyInRow: deniable and not Available, so the fleet's row offers
+	// Deny; a healthy cluster's Deny is on its own page only.
+	DenyInRow bool
+	Taints    []string
 }
 
 // fleetData is the fleet view's model.
@@ -108,6 +111,8 @@ func (s *server) clusterSets(r *http.Request) []setSelector {
 		}
 		out = append(out, setSelector{list.Items[i].Name, sel})
 	}
+	// The cache lists in no stable order; a cluster's sets are read in order.
+	slices.SortFunc(out, func(a, b setSelector) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
@@ -143,6 +148,7 @@ func (s *server) clusterRow(mc *clusterv1.ManagedCluster, sets []setSelector) cl
 	}
 	row.Acceptable = row.Health == healthPending || row.Health == healthDenied
 	row.Deniable = mc.Spec.HubAcceptsClient
+	row.DenyInRow = row.Deniable && row.Health != healthAvailable
 	return row
 }
 

@@ -119,31 +119,3 @@ func (s *server) schedulingInput(r *http.Request, p *clusterv1beta1.Placement) s
 	}
 	return in
 }
-
-// whyNotChosen asks the hub's own scheduler about mc alone: the reason
-// it gives for choosing nothing is why mc is not chosen. A cluster it
-// would choose alone qualifies, and lost to the others on count or score.
-func whyNotChosen(in scheduler.Input, mc *clusterv1.ManagedCluster) string {
-	in.Clusters = []*clusterv1.ManagedCluster{mc}
-	res := scheduler.Schedule(in)
-	if res.Misconfigured != nil {
-		return "the placement is misconfigured: " + res.Misconfigured.Error()
-	}
-	if len(res.Decisions) > 0 {
-		if n := in.Placement.Spec.NumberOfClusters; n != nil {
-			return fmt.Sprintf("qualifies, but numberOfClusters (%d) were chosen before it, by score or because decisions are kept stable", *n)
-		}
-		return "qualifies; the hub has not scheduled the placement since it did"
-	}
-	c := meta.FindStatusCondition(res.Conditions, clusterv1beta1.PlacementConditionSatisfied)
-	if c == nil {
-		return "not chosen"
-	}
-	switch c.Reason {
-	case clusterv1beta1.ReasonAllManagedClusterSetsEmpty:
-		return "not a member of a cluster set the placement may use (" + strings.TrimPrefix(c.Message, "The ") + ")"
-	case clusterv1beta1.ReasonNoManagedClusterMatched:
-		return "does not qualify: " + strings.TrimPrefix(c.Message, "No ManagedCluster qualifies: ")
-	}
-	return c.Message
-}

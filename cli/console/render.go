@@ -55,7 +55,7 @@ func parsePages() (map[string]*pageTemplate, error) {
 		return nil, err
 	}
 	out := map[string]*pageTemplate{}
-	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "governance", "cell", "result"} {
+	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "governance", "cell", "result", "confirm", "notfound"} {
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -66,19 +66,48 @@ func parsePages() (map[string]*pageTemplate, error) {
 }
 
 // view serves one view: the whole page, or with ?partial=1 only its
-// content, which the page's script swaps in on a change.
+// content, which the page's script swaps in on a change. A view whose
+// object is not there (or hidden by RBAC) answers with the not-found
+// page, in the view's section.
 func (s *server) view(name string, build func(r *http.Request) (*page, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := build(r)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusNotFound)
+			s.notFound(w, r, sectionOf[name], err.Error())
 			return
 		}
 		s.render(w, r, name, p)
 	}
 }
 
+// sectionOf is the navigation section of each view, and the list a
+// not-found page leads back to.
+var sectionOf = map[string]string{
+	"fleet": "fleet", "cluster": "fleet", "rollouts": "rollouts", "rollout": "rollouts",
+	"placements": "placements", "placement": "placements", "governance": "governance", "cell": "governance",
+}
+
+// notFoundData is the model of the not-found page.
+type notFoundData struct {
+	Message string
+	// Back is the list of the section, e.g. /fleet.
+	Back, BackTitle string
+}
+
+// notFound answers 404 with the console's own page.
+func (s *server) notFound(w http.ResponseWriter, r *http.Request, section, msg string) {
+	if section == "" {
+		section = "fleet"
+	}
+	d := notFoundData{Message: msg, Back: "/" + section, BackTitle: strings.ToUpper(section[:1]) + section[1:]}
+	s.renderStatus(w, r, "notfound", &page{Title: "Not found", Section: section, Data: d}, http.StatusNotFound)
+}
+
 func (s *server) render(w http.ResponseWriter, r *http.Request, name string, p *page) {
+	s.renderStatus(w, r, name, p, http.StatusOK)
+}
+
+func (s *server) renderStatus(w http.ResponseWriter, r *http.Request, name string, p *page, status int) {
 	p.Hub, p.Hidden, p.CSRF = s.opts.Hub, s.store.hidden(), csrfOf(r)
 	tmpl := "layout.html"
 	if r.URL.Query().Get("partial") == "1" {
@@ -90,6 +119,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, name string, p *
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
 

@@ -49,7 +49,33 @@ type timelineRow struct {
 	Pushed, Applied, Available  time.Time
 	X0, XApplied, XAvailable, Y int
 	HasApplied, HasAvailable    bool
-	Message                     string
+	// MApplied and MAvailable are where the markers are drawn: at
+	// XApplied and XAvailable, moved apart when they would overlap (the
+	// conditions' times have whole seconds, and often share one).
+	MApplied, MAvailable int
+	Message              string
+}
+
+// markerGap is the least distance between the centres of a row's two
+// markers: each is 12 units wide with its stroke, and 2 apart.
+const markerGap = 14
+
+// layOut places the markers of a row where they do not overlap, within
+// the time axis, in the order of their times.
+func (c *timelineRow) layOut() {
+	c.MApplied, c.MAvailable = c.XApplied, c.XAvailable
+	if !c.HasApplied || !c.HasAvailable {
+		return
+	}
+	first, second := &c.MApplied, &c.MAvailable
+	if c.Available.Before(c.Applied) {
+		first, second = second, first
+	}
+	if *second-*first >= markerGap {
+		return
+	}
+	*second = min(*first+markerGap, timelineWidth)
+	*first = *second - markerGap
 }
 
 func (s *server) rollouts(r *http.Request) (*page, error) {
@@ -148,6 +174,7 @@ func (s *server) rollout(r *http.Request) (*page, error) {
 		c.X0 = x(c.Pushed)
 		c.XApplied, c.HasApplied = x(c.Applied), !c.Applied.IsZero()
 		c.XAvailable, c.HasAvailable = x(c.Available), !c.Available.IsZero()
+		c.layOut()
 	}
 	return &page{Title: "Rollout " + ns + "/" + name, Section: "rollouts", Data: d}, nil
 }

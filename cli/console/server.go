@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 //go:embed templates/*.html
@@ -57,6 +59,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
+	// The informers log through controller-runtime's logger, which, never
+	// set, prints a stack trace 30 s after start. klog honours -v, as the
+	// rest of the command's logs do.
+	ctrllog.SetLogger(klog.NewKlogr())
 	o.Notef("Reading the fleet from %s ...", o.Hub)
 	n := newNotifier()
 	st, err := newStore(ctx, o.Config, o.Scheme, n)
@@ -117,6 +123,9 @@ func newServer(o Options, st *store, n *notifier, port int) (*server, error) {
 	s.mux.HandleFunc("GET /governance", s.view("governance", s.governance))
 	s.mux.HandleFunc("GET /governance/{ns}/{name}/{cluster}", s.view("cell", s.cell))
 	s.mux.HandleFunc("POST /actions/{action}", s.act)
+	s.mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		s.notFound(w, r, "", "The console has no page "+r.URL.Path+".")
+	})
 	return s, nil
 }
 

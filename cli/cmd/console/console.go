@@ -29,7 +29,7 @@ The console reads and writes with your kubeconfig's credentials, so it
 shows exactly what your hub RBAC lets you see, and its actions (accept or
 deny a cluster, pause or resume a rollout, switch a policy between inform
 and enforce) are allowed or refused by the hub as the same command would
-be; each action shows its equivalent command.
+be; each action shows its equivalent command, and deny asks first.
 
 It prints a URL with a one-time secret: the first browser to open it gets a
 session cookie, and every other request is refused. Nothing is loaded from

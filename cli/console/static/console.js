@@ -64,19 +64,50 @@
     es.addEventListener("change", refresh);
   }
 
-  document.addEventListener("submit", function (ev) {
-    var form = ev.target;
-    if (!form.classList || !form.classList.contains("action")) return;
-    ev.preventDefault();
-    var button = form.querySelector("button");
-    button.disabled = true;
-    fetch(form.action, {
+  function post(url, body, button) {
+    if (button) button.disabled = true;
+    fetch(url, {
       method: "POST", credentials: "same-origin",
       headers: { "X-Console": "1", "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(new FormData(form)).toString()
+      body: body.toString()
     }).then(function (r) {
       return r.text().then(function (t) { say(t, r.ok); });
     }).catch(function (e) { say("The console did not answer: " + e, false); })
-      .finally(function () { button.disabled = false; refresh(); });
+      .finally(function () { if (button) button.disabled = false; refresh(); });
+  }
+
+  // An action with data-confirm is asked about in the dialog first, which
+  // lives outside <main> so that a live update does not take it away; the
+  // server does it only with confirmed=yes.
+  var dialog = document.getElementById("confirm");
+  var pending = null;
+  document.getElementById("confirm-yes").addEventListener("click", function () {
+    var p = pending;
+    pending = null;
+    dialog.close();
+    if (!p) return;
+    p.body.set("confirmed", "yes");
+    post(p.url, p.body, null);
+  });
+  document.getElementById("confirm-no").addEventListener("click", function () { pending = null; dialog.close(); });
+  dialog.addEventListener("close", function () { pending = null; });
+
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (!form.classList || !form.classList.contains("action")) return;
+    var question = form.getAttribute("data-confirm");
+    if (question && !dialog.showModal) return; // the server's page asks instead
+    ev.preventDefault();
+    var body = new URLSearchParams(new FormData(form));
+    if (question) {
+      var cli = form.querySelector("code.cli");
+      pending = { url: form.action, body: body };
+      document.getElementById("confirm-question").textContent = question;
+      document.getElementById("confirm-command").textContent = cli ? cli.textContent : "";
+      document.getElementById("confirm-yes").textContent = form.getAttribute("data-confirm-label") || "Yes";
+      dialog.showModal();
+      return;
+    }
+    post(form.action, body, form.querySelector("button"));
   });
 })();
