@@ -2,14 +2,9 @@ package get
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
@@ -35,7 +30,8 @@ accepted them (spec.hubAcceptsClient), whether their agent joined
 -o wide adds whether the cluster's tunnel to the hub is open (TunnelConnected:
 reach the cluster through the hub with flotilla kubeconfig), CPU and memory
 capacity, labels and the cluster's API URL;
--o json and -o yaml print the ManagedCluster objects.`,
+-o json and -o yaml print the ManagedCluster objects: the object itself
+for one NAME, as kubectl does, else a ManagedClusterList.`,
 		Example: `  flotilla get clusters
   flotilla get clusters cluster1 cluster2 -o wide
   flotilla get clusters -o json | jq -r '.items[].metadata.name'`,
@@ -56,38 +52,21 @@ func (o *getClustersOptions) run(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
-	list := &clusterv1.ManagedClusterList{}
-	if len(names) == 0 {
-		if err := c.Ctrl.List(ctx, list); err != nil {
-			return cmdutil.ExplainClusterAPI(err, c, "list ManagedClusters")
-		}
+	items, err := cmdutil.GetOrList[clusterv1.ManagedCluster](ctx, c, &clusterv1.ManagedClusterList{},
+		cmdutil.Lookup{Kind: "ManagedCluster", Names: names, ListCommand: "flotilla get clusters"})
+	if err != nil {
+		return err
 	}
-	for _, name := range names {
-		mc := clusterv1.ManagedCluster{}
-		if err := c.Ctrl.Get(ctx, client.ObjectKey{Name: name}, &mc); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("ManagedCluster %q not found on %s (see `flotilla get clusters` for the names)", name, c.Where)
-			}
-			return cmdutil.ExplainClusterAPI(err, c, "get ManagedCluster "+name)
-		}
-		list.Items = append(list.Items, mc)
-	}
-	slices.SortFunc(list.Items, func(a, b clusterv1.ManagedCluster) int { return strings.Compare(a.Name, b.Name) })
-
 	switch o.output {
 	case cmdutil.OutputJSON, cmdutil.OutputYAML:
-		list.APIVersion, list.Kind = clusterv1.GroupVersion.String(), "ManagedClusterList"
-		for i := range list.Items {
-			list.Items[i].APIVersion, list.Items[i].Kind = clusterv1.GroupVersion.String(), "ManagedCluster"
-			list.Items[i].ManagedFields = nil
-		}
-		return cmdutil.PrintData(o.Streams.Out, o.output, list)
+		gvk := clusterv1.GroupVersion.WithKind("ManagedCluster")
+		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), len(names) == 1)
 	}
-	if len(list.Items) == 0 {
+	if len(items) == 0 {
 		o.Notef("No managed clusters yet: run `flotilla init` for the join command.")
 		return nil
 	}
-	header, rows := clusterTable(list.Items, time.Now(), o.output == cmdutil.OutputWide)
+	header, rows := clusterTable(items, time.Now(), o.output == cmdutil.OutputWide)
 	return cmdutil.PrintTable(o.Streams.Out, header, rows)
 }
 

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
@@ -34,7 +32,8 @@ func newGetClusterSetsCommand(g *cmdutil.Globals) *cobra.Command {
 its members, the namespaces it is bound to (whose Placements may use it),
 and its member clusters (the first few; -o wide lists all).
 
--o json and -o yaml print the ManagedClusterSet objects.`,
+-o json and -o yaml print the ManagedClusterSet objects: the object itself
+for one NAME, as kubectl does, else a ManagedClusterSetList.`,
 		Example: `  flotilla get clustersets
   flotilla get clustersets prod -o wide
   flotilla get clustersets -o yaml`,
@@ -54,35 +53,17 @@ func (o *getClusterSetsOptions) run(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
-	list := &clusterv1beta2.ManagedClusterSetList{}
-	if len(names) == 0 {
-		if err := c.Ctrl.List(ctx, list); err != nil {
-			return cmdutil.ExplainClusterAPI(err, c, "list ManagedClusterSets")
-		}
+	items, err := cmdutil.GetOrList[clusterv1beta2.ManagedClusterSet](ctx, c, &clusterv1beta2.ManagedClusterSetList{},
+		cmdutil.Lookup{Kind: "ManagedClusterSet", Names: names, ListCommand: "flotilla get clustersets"})
+	if err != nil {
+		return err
 	}
-	for _, name := range names {
-		set := clusterv1beta2.ManagedClusterSet{}
-		if err := c.Ctrl.Get(ctx, client.ObjectKey{Name: name}, &set); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("ManagedClusterSet %q not found on %s (see `flotilla get clustersets` for the names)", name, c.Where)
-			}
-			return cmdutil.ExplainClusterAPI(err, c, "get ManagedClusterSet "+name)
-		}
-		list.Items = append(list.Items, set)
-	}
-	slices.SortFunc(list.Items, func(a, b clusterv1beta2.ManagedClusterSet) int { return strings.Compare(a.Name, b.Name) })
-
 	switch o.output {
 	case cmdutil.OutputJSON, cmdutil.OutputYAML:
-		list.APIVersion, list.Kind = clusterv1beta2.GroupVersion.String(), "ManagedClusterSetList"
-		list.ResourceVersion, list.Continue = "", ""
-		for i := range list.Items {
-			list.Items[i].APIVersion, list.Items[i].Kind = clusterv1beta2.GroupVersion.String(), "ManagedClusterSet"
-			list.Items[i].ManagedFields = nil
-		}
-		return cmdutil.PrintData(o.Streams.Out, o.output, list)
+		gvk := clusterv1beta2.GroupVersion.WithKind("ManagedClusterSet")
+		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), len(names) == 1)
 	}
-	if len(list.Items) == 0 {
+	if len(items) == 0 {
 		o.Notef("No ManagedClusterSets yet: create one with `flotilla create clusterset NAME`.")
 		return nil
 	}
@@ -94,7 +75,7 @@ func (o *getClusterSetsOptions) run(ctx context.Context, names []string) error {
 	if err := c.Ctrl.List(ctx, clusters); err != nil {
 		return cmdutil.ExplainClusterAPI(err, c, "list ManagedClusters")
 	}
-	header, rows := clusterSetTable(list.Items, bindings.Items, clusters.Items, time.Now(), o.output == cmdutil.OutputWide)
+	header, rows := clusterSetTable(items, bindings.Items, clusters.Items, time.Now(), o.output == cmdutil.OutputWide)
 	return cmdutil.PrintTable(o.Streams.Out, header, rows)
 }
 

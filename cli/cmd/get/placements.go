@@ -1,17 +1,12 @@
 package get
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
@@ -36,7 +31,8 @@ whether that is all it asked for (PlacementSatisfied), the chosen clusters
 message, which says why fewer clusters were chosen than asked for, or what
 to fix in a misconfigured placement.
 
--o json and -o yaml print the Placement objects.`,
+-o json and -o yaml print the Placement objects: the object itself for a
+NAME, as kubectl does, else a PlacementList.`,
 		Example: `  flotilla get placements -n apps
   flotilla get placements web -n apps -o wide
   flotilla get placements -o yaml`,
@@ -70,40 +66,21 @@ func (o *getPlacementsOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	list := &clusterv1beta1.PlacementList{}
+	var names []string
 	if name != "" {
-		p := clusterv1beta1.Placement{}
-		if err := c.Ctrl.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, &p); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("Placement %s not found in namespace %s (see `flotilla get placements -n %s`)", name, o.namespace, o.namespace)
-			}
-			return cmdutil.ExplainClusterAPI(err, c, "get Placement "+o.namespace+"/"+name)
-		}
-		list.Items = append(list.Items, p)
-	} else {
-		var opts []client.ListOption
-		if o.namespace != "" {
-			opts = append(opts, client.InNamespace(o.namespace))
-		}
-		if err := c.Ctrl.List(ctx, list, opts...); err != nil {
-			return cmdutil.ExplainClusterAPI(err, c, "list Placements")
-		}
+		names = []string{name}
 	}
-	slices.SortFunc(list.Items, func(a, b clusterv1beta1.Placement) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-
+	items, err := cmdutil.GetOrList[clusterv1beta1.Placement](ctx, c, &clusterv1beta1.PlacementList{},
+		cmdutil.Lookup{Kind: "Placement", Namespace: o.namespace, Names: names, ListCommand: "flotilla get placements"})
+	if err != nil {
+		return err
+	}
 	switch o.output {
 	case cmdutil.OutputJSON, cmdutil.OutputYAML:
-		list.APIVersion, list.Kind = clusterv1beta1.GroupVersion.String(), "PlacementList"
-		list.ResourceVersion, list.Continue = "", ""
-		for i := range list.Items {
-			list.Items[i].APIVersion, list.Items[i].Kind = clusterv1beta1.GroupVersion.String(), "Placement"
-			list.Items[i].ManagedFields = nil
-		}
-		return cmdutil.PrintData(o.Streams.Out, o.output, list)
+		gvk := clusterv1beta1.GroupVersion.WithKind("Placement")
+		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), name != "")
 	}
-	if len(list.Items) == 0 {
+	if len(items) == 0 {
 		if o.namespace != "" {
 			o.Notef("No Placements in namespace %s: create one with `flotilla create placement NAME -n %s`.", o.namespace, o.namespace)
 		} else {
@@ -111,13 +88,13 @@ func (o *getPlacementsOptions) run(ctx context.Context, name string) error {
 		}
 		return nil
 	}
-	chosen := make([][]string, len(list.Items))
-	for i := range list.Items {
-		if chosen[i], err = cmdutil.PlacementClusters(ctx, c, &list.Items[i]); err != nil {
+	chosen := make([][]string, len(items))
+	for i := range items {
+		if chosen[i], err = cmdutil.PlacementClusters(ctx, c, &items[i]); err != nil {
 			return err
 		}
 	}
-	header, rows := placementTable(list.Items, chosen, time.Now(), o.output == cmdutil.OutputWide, o.namespace == "")
+	header, rows := placementTable(items, chosen, time.Now(), o.output == cmdutil.OutputWide, o.namespace == "")
 	return cmdutil.PrintTable(o.Streams.Out, header, rows)
 }
 

@@ -55,12 +55,16 @@ conditions that are not in their normal state, and how often the agent put
 the object back after it had been changed on the cluster (drift).
 
 -o wide adds Progressing, API versions and the messages of failing
-conditions (for replica sets: rollout strategies and the hub's messages);
--o json and -o yaml print the ManifestWork objects, or with --replicasets
-the ManifestWorkReplicaSet objects.`,
+conditions (for replica sets: rollout strategies and the hub's messages).
+-o json and -o yaml print what the table shows: without --clusters, a v1
+List of the ManifestWorkReplicaSets followed by the ManifestWorks; with
+--clusters a ManifestWorkList; with --replicasets a
+ManifestWorkReplicaSetList. NAME on one cluster (--clusters C), or with
+--replicasets -n NAMESPACE, prints the object itself, as kubectl does.`,
 		Example: `  flotilla get works --clusters cluster1
   flotilla get works hello --clusters cluster1,cluster2 -o wide
   flotilla get works hello -o yaml
+  flotilla get works hello --clusters cluster1 -o json
   flotilla get works --replicasets -n apps
   flotilla get works hello --replicasets -n apps -o yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -121,16 +125,16 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 	slices.SortFunc(list.Items, func(a, b workv1.ManifestWork) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-
+	if name != "" && len(replicaSets) == 0 && len(list.Items) == 0 {
+		if len(o.clusters) > 0 {
+			cl := strings.Join(o.clusters, ",")
+			return fmt.Errorf("ManifestWork %s not found in cluster %s (see `flotilla get works --clusters %s`)", name, cl, cl)
+		}
+		return fmt.Errorf("no cluster has a ManifestWork named %s (see `flotilla get works`)", name)
+	}
 	switch o.output {
 	case cmdutil.OutputJSON, cmdutil.OutputYAML:
-		list.APIVersion, list.Kind = workv1.GroupVersion.String(), "ManifestWorkList"
-		list.ResourceVersion, list.Continue = "", ""
-		for i := range list.Items {
-			list.Items[i].APIVersion, list.Items[i].Kind = workv1.GroupVersion.String(), "ManifestWork"
-			list.Items[i].ManagedFields = nil
-		}
-		return cmdutil.PrintData(o.Streams.Out, o.output, list)
+		return o.printData(name, replicaSets, list.Items)
 	}
 	if len(replicaSets) > 0 {
 		if err := o.printReplicaSets(ctx, c, name, replicaSets); err != nil {
@@ -142,16 +146,10 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 		fmt.Fprintln(o.Streams.Out)
 	}
 	if len(list.Items) == 0 {
-		switch {
-		case name != "" && len(o.clusters) > 0:
-			cl := strings.Join(o.clusters, ",")
-			return fmt.Errorf("ManifestWork %s not found in cluster %s (see `flotilla get works --clusters %s`)", name, cl, cl)
-		case name != "":
-			return fmt.Errorf("no cluster has a ManifestWork named %s (see `flotilla get works`)", name)
-		case len(o.clusters) > 0:
+		if len(o.clusters) > 0 {
 			cl := strings.Join(o.clusters, ",")
 			o.Notef("No ManifestWorks in cluster %s: create one with `flotilla create work NAME -f FILE --clusters %s`.", cl, cl)
-		default:
+		} else {
 			o.Notef("No ManifestWorks yet: create one with `flotilla create work NAME -f FILE --clusters NAME`.")
 		}
 		return nil
@@ -160,29 +158,34 @@ func (o *getWorksOptions) run(ctx context.Context, name string) error {
 	return cmdutil.PrintTable(o.Streams.Out, header, rows)
 }
 
+// printData prints what the table shows, as -o json|yaml: with --clusters
+// the clusters' ManifestWorks (the object itself for a NAME on one
+// cluster), else the ManifestWorkReplicaSets and the ManifestWorks of
+// every cluster in one v1 List, replica sets first, as the table has them.
+func (o *getWorksOptions) printData(name string, sets []workv1alpha1.ManifestWorkReplicaSet, works []workv1.ManifestWork) error {
+	workGVK := workv1.GroupVersion.WithKind("ManifestWork")
+	objs := cmdutil.AsFound(works, workGVK)
+	if len(o.clusters) > 0 {
+		return cmdutil.PrintFound(o.Streams.Out, o.output, objs, cmdutil.ListKind(workGVK), name != "" && len(o.clusters) == 1)
+	}
+	objs = append(cmdutil.AsFound(sets, workv1alpha1.GroupVersion.WithKind("ManifestWorkReplicaSet")), objs...)
+	return cmdutil.PrintFound(o.Streams.Out, o.output, objs, cmdutil.MixedList, false)
+}
+
 // printReplicaSets prints replica sets as a table with their rollout
-// progress, or as a ManifestWorkReplicaSetList.
+// progress, or as -o json|yaml: a ManifestWorkReplicaSetList, or the
+// object itself for a NAME in a namespace (-n).
 func (o *getWorksOptions) printReplicaSets(ctx context.Context, c *cmdutil.Clients, name string, items []workv1alpha1.ManifestWorkReplicaSet) error {
+	if name != "" && len(items) == 0 {
+		return fmt.Errorf("no ManifestWorkReplicaSet named %s%s (see `flotilla get works --replicasets`)", name, inNamespace(o.namespace))
+	}
 	switch o.output {
 	case cmdutil.OutputJSON, cmdutil.OutputYAML:
-		list := &workv1alpha1.ManifestWorkReplicaSetList{Items: items}
-		list.APIVersion, list.Kind = workv1alpha1.GroupVersion.String(), "ManifestWorkReplicaSetList"
-		for i := range list.Items {
-			list.Items[i].APIVersion, list.Items[i].Kind = workv1alpha1.GroupVersion.String(), "ManifestWorkReplicaSet"
-			list.Items[i].ManagedFields = nil
-		}
-		if list.Items == nil {
-			list.Items = []workv1alpha1.ManifestWorkReplicaSet{}
-		}
-		return cmdutil.PrintData(o.Streams.Out, o.output, list)
+		gvk := workv1alpha1.GroupVersion.WithKind("ManifestWorkReplicaSet")
+		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), name != "" && o.namespace != "")
 	}
 	if len(items) == 0 {
-		switch {
-		case name != "":
-			return fmt.Errorf("no ManifestWorkReplicaSet named %s%s (see `flotilla get works --replicasets`)", name, inNamespace(o.namespace))
-		default:
-			o.Notef("No ManifestWorkReplicaSets%s: create one with `flotilla create work NAME -f FILE --placement NAMESPACE/PLACEMENT`.", inNamespace(o.namespace))
-		}
+		o.Notef("No ManifestWorkReplicaSets%s: create one with `flotilla create work NAME -f FILE --placement NAMESPACE/PLACEMENT`.", inNamespace(o.namespace))
 		return nil
 	}
 	now := time.Now()
