@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +52,7 @@ func (r *Registration) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("create a dynamic client of the managed cluster: %w", err)
 	}
-	c := &statusController{r: r, spoke: mgr.GetClient(), about: newAboutProperties(r.cfg.Spoke.Discovery(), dyn)}
+	c := &statusController{r: r, spoke: mgr.GetClient(), about: newAboutProperties(dyn)}
 	if err := mgr.Add(c.about); err != nil {
 		return err
 	}
@@ -191,9 +192,16 @@ func (c *statusController) joined(_ context.Context, mc *clusterv1.ManagedCluste
 }
 
 // available reports the spoke API server's /livez (/healthz where there is
-// no /livez).
+// no /livez). An unhealthy server is an error too, so that the controller
+// looks again after a backoff rather than a lease period later: a server
+// that is starting fails /livez for a moment, and its cluster would stay
+// unavailable for a minute after it serves.
 func (c *statusController) available(ctx context.Context, mc *clusterv1.ManagedCluster) error {
-	meta.SetStatusCondition(&mc.Status.Conditions, availableCondition(c.probe(ctx)))
+	err := c.probe(ctx)
+	meta.SetStatusCondition(&mc.Status.Conditions, availableCondition(err))
+	if err != nil {
+		return fmt.Errorf("the kube-apiserver is not healthy: %w", err)
+	}
 	return nil
 }
 
@@ -236,11 +244,26 @@ func (c *statusController) probe(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w (%s)", path, err, body)
+			return healthError(path, err, body)
 		}
 		return nil
 	}
 	return err
+}
+
+// healthError says why a health endpoint failed: the checks it reports
+// failing, once, rather than its whole report (which err repeats).
+func healthError(path string, err error, body []byte) error {
+	var failing []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "[-]") {
+			failing = append(failing, strings.TrimPrefix(line, "[-]"))
+		}
+	}
+	if len(failing) == 0 {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s: %s", path, strings.Join(failing, "; "))
 }
 
 // inventory reports the version, the resources summed over nodes and the
