@@ -22,6 +22,14 @@ REGIONAL_IMAGE=registry.ap-south.example.com/busybox:1.36
 start=$(date +%s.%N)
 
 flotilla() { "$BIN/flotilla" "$@"; }
+# FLOTILLA is flotilla as the commands the demo shows are typed, from the
+# directory make demo runs in: "flotilla" when that is the one on PATH,
+# else its path (bin/flotilla).
+if [[ $(type -P flotilla) -ef $BIN/flotilla ]]; then
+  FLOTILLA=flotilla
+else
+  FLOTILLA=${BIN#"$PWD"/}/flotilla
+fi
 if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$plain"; }
 # fail stops the demo, saying what failed and showing the end of the logs.
@@ -41,11 +49,11 @@ fail() {
 # dev up on a sandbox that exists would only restart what of it stopped;
 # the demo's steps are for a new one.
 if [[ -e $DEMO/state.json ]]; then
-  echo "make demo: a sandbox already exists in $DEMO: see it with \`bin/flotilla dev status --dir $DEMO\`, restart what stopped with \`bin/flotilla dev up --dir $DEMO\`, or remove it with \`make demo-down\` before a new demo" >&2
+  echo "make demo: a sandbox already exists in $DEMO: see it with \`$FLOTILLA dev status --dir $DEMO\`, restart what stopped with \`$FLOTILLA dev up --dir $DEMO\`, or remove it with \`make demo-down\` before a new demo" >&2
   exit 1
 fi
 
-step "Starting a hub and 3 simulated clusters in $DEMO (flotilla dev up)"
+step "Starting a hub and 3 simulated clusters in $DEMO ($FLOTILLA dev up)"
 # dev up prints its own failure with the end of the failing log, and removes
 # what it started.
 flotilla dev up --dir "$DEMO" --clusters 3 || { echo "make demo failed: flotilla dev up (see above)" >&2; exit 1; }
@@ -71,7 +79,7 @@ RULES
 } >"$work_file" || fail "cannot write $work_file"
 
 step "Delivering $WORK to $DEV_CLUSTER and waiting until it runs it"
-echo "\$ flotilla create work $WORK -f $work_file --clusters $DEV_CLUSTER --wait"
+echo "\$ $FLOTILLA create work $WORK -f $work_file --clusters $DEV_CLUSTER --wait"
 flotilla create work "$WORK" -f "$work_file" --clusters "$DEV_CLUSTER" --wait --timeout 2m \
   || fail "ManifestWork $WORK did not become applied and available on $DEV_CLUSTER"
 
@@ -80,11 +88,11 @@ rs_file=$DEMO/hello-replicas.yaml
 sed '0,/^        spec:$/s//        spec:\n          replicas: 3/' "$work_file" >"$rs_file" || fail "cannot write $rs_file"
 
 step "Fanning the example Deployment out to the env=prod clusters: a Placement and a ManifestWorkReplicaSet"
-echo "\$ flotilla clusterset bind global -n apps"
+echo "\$ $FLOTILLA clusterset bind global -n apps"
 flotilla clusterset bind global -n apps || fail "cannot bind cluster set global to namespace apps"
-echo "\$ flotilla create placement prod -n apps --clustersets global --label-selectors env=prod --wait"
+echo "\$ $FLOTILLA create placement prod -n apps --clustersets global --label-selectors env=prod --wait"
 flotilla create placement prod -n apps --clustersets global --label-selectors env=prod --wait || fail "cannot create Placement apps/prod"
-echo "\$ flotilla create work $REPLICASET -f $rs_file --placement apps/prod --replicas 3 --weight cluster1=2 --image cluster3=$REGIONAL_IMAGE --wait"
+echo "\$ $FLOTILLA create work $REPLICASET -f $rs_file --placement apps/prod --replicas 3 --weight cluster1=2 --image cluster3=$REGIONAL_IMAGE --wait"
 flotilla create work "$REPLICASET" -f "$rs_file" --placement apps/prod --replicas 3 --weight cluster1=2 --image "cluster3=$REGIONAL_IMAGE" --wait --timeout 2m \
   || fail "ManifestWorkReplicaSet apps/$REPLICASET did not roll out to the prod clusters"
 
@@ -99,29 +107,29 @@ for c in $DEV_CLUSTER $PROD_CLUSTERS; do
 done
 
 step "Governing every cluster with $EXAMPLES/policy-namespace.yaml (namespace prod must exist; enforce)"
-echo "\$ flotilla clusterset bind global -n policies"
+echo "\$ $FLOTILLA clusterset bind global -n policies"
 flotilla clusterset bind global -n policies || fail "cannot bind cluster set global to namespace policies"
-echo "\$ flotilla create placement everywhere -n policies --clustersets global"
+echo "\$ $FLOTILLA create placement everywhere -n policies --clustersets global"
 flotilla create placement everywhere -n policies --clustersets global || fail "cannot create Placement policies/everywhere"
-echo "\$ flotilla create policy -f $EXAMPLES/policy-namespace.yaml --placement everywhere --wait"
+echo "\$ $FLOTILLA create policy -f $EXAMPLES/policy-namespace.yaml --placement everywhere --wait"
 flotilla create policy -f "$EXAMPLES/policy-namespace.yaml" --placement everywhere --wait --timeout 2m \
   || fail "Policy policy-namespace did not become Compliant on $CLUSTERS"
 
 took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
 step "Summary (${took}s)"
-echo "Clusters, as the hub sees them (flotilla get clusters -o wide):"
+echo "Clusters, as the hub sees them ($FLOTILLA get clusters -o wide):"
 flotilla get clusters -o wide | sed 's/^/    /'
 echo
-echo "Placements and the clusters they chose (flotilla get placements):"
+echo "Placements and the clusters they chose ($FLOTILLA get placements):"
 flotilla get placements | sed 's/^/    /'
 echo
-echo "ManifestWorkReplicaSets with their rollout, then each cluster's ManifestWorks as its agent reports them (flotilla get works):"
+echo "ManifestWorkReplicaSets with their rollout, then each cluster's ManifestWorks as its agent reports them ($FLOTILLA get works):"
 flotilla get works | sed 's/^/    /; s/^ *$//'
 echo
-echo "What each prod cluster runs: its share of the replicas and its image (flotilla describe work $REPLICASET -n apps):"
+echo "What each prod cluster runs: its share of the replicas and its image ($FLOTILLA describe work $REPLICASET -n apps):"
 flotilla describe work "$REPLICASET" -n apps | sed -n '/^Clusters:/,$p' | sed 's/^/    /'
 echo
-echo "Policy compliance per cluster (flotilla get policies -n policies --matrix):"
+echo "Policy compliance per cluster ($FLOTILLA get policies -n policies --matrix):"
 flotilla get policies -n policies --matrix | sed 's/^/    /'
 echo
 for c in ${CLUSTERS//,/ }; do
@@ -138,15 +146,15 @@ cat <<MSG
 
 The sandbox keeps running. Explore it:
     export KUBECONFIG=$KUBECONFIG
-    $BIN/flotilla get clusters -o wide
-    $BIN/flotilla get works -o wide
-    $BIN/flotilla describe work $REPLICASET -n apps
-    $BIN/flotilla get works --clusters cluster3 $REPLICASET -o yaml
+    $FLOTILLA get clusters -o wide
+    $FLOTILLA get works -o wide
+    $FLOTILLA describe work $REPLICASET -n apps
+    $FLOTILLA get works --clusters cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
-    $BIN/flotilla kubeconfig --cluster cluster1 --output-file $DEMO/c1-via-hub.kubeconfig
+    $FLOTILLA kubeconfig --cluster cluster1 --output-file $DEMO/c1-via-hub.kubeconfig
     kubectl --kubeconfig $DEMO/c1-via-hub.kubeconfig get deployments -A   # through the hub's cluster proxy
-    $BIN/flotilla dev status --dir $DEMO
-    $BIN/flotilla console     # the web console: open the URL it prints
+    $FLOTILLA dev status      # of the sandbox that KUBECONFIG points into
+    $FLOTILLA console     # the web console: open the URL it prints
 Logs: $DEMO/*.log
 Stop it and remove $DEMO:  make demo-down
 MSG

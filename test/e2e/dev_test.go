@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -95,6 +98,29 @@ var _ = Describe("flotilla dev", func() {
 		for _, name := range []string{"cluster1", "cluster2"} {
 			Expect(status.stdout).To(MatchRegexp(`(?m)^%s\s+running\s+\d+\s+\d+Mi\s+True\s+True\s`, regexp.QuoteMeta(name)))
 		}
+
+		By("the commands up suggests run as printed")
+		hint := regexp.MustCompile(`Status: (.+ dev status --dir \S+)\. Stop everything: `).FindStringSubmatch(up.stdout)
+		Expect(hint).To(HaveLen(2), up.stdout)
+		asPrinted := runPrinted(ctx, hint[1], nil)
+		Expect(asPrinted.code).To(Equal(0), asPrinted.stderr)
+		Expect(asPrinted.stdout).To(ContainSubstring("Dev environment in " + dir))
+
+		By("status and restart without --dir work on the environment that KUBECONFIG points into, and say so")
+		kubeconfigEnv := []string{"KUBECONFIG=" + filepath.Join(dir, "cluster2", "admin.kubeconfig")}
+		status = runFlotillaEnv(ctx, kubeconfigEnv, "dev", "status")
+		Expect(status.code).To(Equal(0), status.stderr)
+		Expect(status.stderr).To(ContainSubstring("Using the dev environment in " + dir + ", which KUBECONFIG points into"))
+		Expect(status.stdout).To(ContainSubstring("Dev environment in " + dir + ", up since"))
+		before := readSandboxState(dir).Clusters[0].Process.PID
+		started = time.Now()
+		restart := runFlotillaEnv(ctx, kubeconfigEnv, "dev", "restart", "cluster1")
+		AddReportEntry("flotilla dev restart cluster1: wall time", time.Since(started).Round(100*time.Millisecond).String())
+		Expect(restart.code).To(Equal(0), restart.stderr)
+		Expect(restart.stderr).To(ContainSubstring("Using the dev environment in " + dir + ", which KUBECONFIG points into"))
+		Expect(restart.stderr).To(ContainSubstring("Starting cluster1 in " + dir))
+		Expect(readSandboxState(dir).Clusters[0].Process.PID).NotTo(Equal(before))
+		Expect(restart.stderr).NotTo(ContainSubstring("[+]"), "a failing health check's report, in full")
 
 		By("stopping everything and removing the directory")
 		running, err := framework.ProcessesMentioning(dir)
@@ -219,6 +245,38 @@ var _ = Describe("two flotilla dev sandboxes at once", func() {
 		}
 	})
 })
+
+// runFlotillaEnv runs flotilla as runFlotilla does, with env added to
+// this process's environment.
+func runFlotillaEnv(ctx context.Context, env []string, args ...string) cliRun {
+	GinkgoHelper()
+	return runCommand(ctx, env, filepath.Join(*binDir, "flotilla"), args...)
+}
+
+// runPrinted runs a command line as a message printed it, split at
+// spaces, from the current directory, with env added.
+func runPrinted(ctx context.Context, line string, env []string) cliRun {
+	GinkgoHelper()
+	fields := strings.Fields(line)
+	return runCommand(ctx, env, fields[0], fields[1:]...)
+}
+
+// runCommand runs a program (found on PATH unless it is a path) to its end.
+func runCommand(ctx context.Context, env []string, name string, args ...string) cliRun {
+	GinkgoHelper()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		Fail(fmt.Sprintf("run %s: %v", name, err))
+	}
+	r := cliRun{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String()}
+	GinkgoWriter.Printf("$ %s %s %s\n%s%s(exit %d)\n", strings.Join(env, " "), name, strings.Join(args, " "), r.stdout, r.stderr, r.code)
+	return r
+}
 
 // processEnded reports whether a killed process has ended for good: gone,
 // or a zombie whose threads have all ended. A process whose main thread

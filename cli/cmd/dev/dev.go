@@ -125,10 +125,17 @@ func newDevStatusCommand(g *cmdutil.Globals) *cobra.Command {
 		Short: "Show the processes of the dev environment and whether its clusters are available",
 		Long: `Show each process of the dev environment in --dir (whether it runs, its pid,
 memory and log file) and, while the hub runs, whether each cluster has joined
-and is available on the hub.`,
-		Example: `  flotilla dev status`,
-		Args:    cobra.NoArgs,
+and is available on the hub.
+
+Without --dir, status shows the dev environment that the kubeconfig
+(--kubeconfig, else KUBECONFIG) belongs to, such as make demo's .demo after
+export KUBECONFIG=.demo/hub/admin.kubeconfig; else the one in the default
+directory. It says which it shows.`,
+		Example: `  flotilla dev status
+  flotilla dev status --dir .demo`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.findDir(cmd)
 			return o.status(cmd.Context())
 		},
 	}
@@ -145,7 +152,11 @@ func newDevRestartCommand(g *cmdutil.Globals) *cobra.Command {
 is named) and start them again with the same data and ports, hub first,
 then clusters, then agents; then wait until every cluster is Available.
 A piece is "hub", a cluster's name ("cluster1"), or its agent
-("cluster1-agent"); "flotilla dev status" lists them.`,
+("cluster1-agent"); "flotilla dev status" lists them.
+
+Without --dir, restart works on the dev environment that the kubeconfig
+(--kubeconfig, else KUBECONFIG) belongs to, else on the one in the
+default directory, as status does, and says which.`,
 		Example: `  flotilla dev restart cluster1-agent
   flotilla dev restart hub
   flotilla dev restart --dir /tmp/fleet`,
@@ -162,6 +173,7 @@ A piece is "hub", a cluster's name ("cluster1"), or its agent
 			if o.timeout <= 0 {
 				return fmt.Errorf("--timeout %s must be positive", o.timeout)
 			}
+			o.findDir(cmd)
 			return o.restartPieces(cmd.Context(), args)
 		},
 	}

@@ -3,6 +3,7 @@ package dev_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,68 @@ func TestDevDownWithoutEnvironment(t *testing.T) {
 	}
 	if _, err := os.Stat(foreign); err != nil {
 		t.Errorf("the foreign directory was touched: %v", err)
+	}
+}
+
+// TestStatusAndRestartFindTheEnvironmentOfTheKubeconfig: without --dir,
+// dev status and dev restart work on the dev environment that the
+// kubeconfig belongs to (make demo's .demo after export KUBECONFIG=...),
+// say so, and fall back to the default; --dir wins.
+func TestStatusAndRestartFindTheEnvironmentOfTheKubeconfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	demo := filepath.Join(t.TempDir(), ".demo")
+	hubKubeconfig := filepath.Join(demo, "hub", "admin.kubeconfig")
+	clusterKubeconfig := filepath.Join(demo, "cluster1", "admin.kubeconfig")
+	for _, f := range []string{hubKubeconfig, clusterKubeconfig} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := fmt.Sprintf(`{"created": "2026-12-03T10:00:00Z", "hub": {"url": "https://127.0.0.1:1", "kubeconfig": %q},
+		"clusters": [{"name": "cluster1", "url": "https://127.0.0.1:2", "kubeconfig": %q}]}`, hubKubeconfig, clusterKubeconfig)
+	if err := os.WriteFile(filepath.Join(demo, "state.json"), []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	defaultDir := filepath.Join(home, ".flotilla", "dev")
+	found := "Using the dev environment in " + demo + ", which KUBECONFIG points into"
+	tests := []struct {
+		name       string
+		kubeconfig string
+		args       []string
+		wantOut    string
+		wantErr    []string
+	}{
+		{name: "status, KUBECONFIG of the hub", kubeconfig: hubKubeconfig, args: []string{"dev", "status"},
+			wantOut: "Dev environment in " + demo + ", started", wantErr: []string{found}},
+		{name: "status, KUBECONFIG of a cluster, among others", kubeconfig: filepath.Join(other, "x") + string(filepath.ListSeparator) + clusterKubeconfig, args: []string{"dev", "status"},
+			wantOut: "Dev environment in " + demo + ", started", wantErr: []string{found}},
+		{name: "status, --kubeconfig", args: []string{"dev", "status", "--kubeconfig", hubKubeconfig},
+			wantOut: "Dev environment in " + demo + ", started", wantErr: []string{"Using the dev environment in " + demo + ", which --kubeconfig points into"}},
+		{name: "status, a kubeconfig of no dev environment", kubeconfig: filepath.Join(other, "x"), args: []string{"dev", "status"},
+			wantErr: []string{"Using the dev environment in " + defaultDir + ", the default", "No dev environment in " + defaultDir}},
+		{name: "status, --dir wins", kubeconfig: hubKubeconfig, args: []string{"dev", "status", "--dir", other},
+			wantErr: []string{"No dev environment in " + other + ": start one with `flotilla dev up --dir " + other + "`"}},
+		{name: "restart, KUBECONFIG of the hub", kubeconfig: hubKubeconfig, args: []string{"dev", "restart", "cluster1"},
+			wantErr: []string{found, "the dev environment in " + demo + " never came up completely: start it afresh with `flotilla dev down --dir " + demo + " && flotilla dev up --dir " + demo + "`"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("KUBECONFIG", tt.kubeconfig)
+			var out, errOut bytes.Buffer
+			cli.Run(context.Background(), cli.IOStreams{Out: &out, ErrOut: &errOut}, tt.args)
+			if !strings.Contains(out.String(), tt.wantOut) {
+				t.Errorf("stdout %q does not say %q", out.String(), tt.wantOut)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(errOut.String(), want) {
+					t.Errorf("stderr %q does not say %q", errOut.String(), want)
+				}
+			}
+		})
 	}
 }

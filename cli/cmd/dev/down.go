@@ -90,8 +90,8 @@ func (o *devDownOptions) run(ctx context.Context) error {
 		for i, q := range left {
 			lines[i] = "  " + q.String()
 		}
-		return fmt.Errorf("%s of the dev environment in %s did not stop:\n%s\nKill them by hand (kill -9 PID), then run `flotilla dev down%s` again; %s is kept until then",
-			countNoun(len(left), "process", "processes"), dir, strings.Join(lines, "\n"), o.dirFlag(), dir)
+		return fmt.Errorf("%s of the dev environment in %s did not stop:\n%s\nKill them by hand (kill -9 PID), then run `%s` again; %s is kept until then",
+			countNoun(len(left), "process", "processes"), dir, strings.Join(lines, "\n"), flotilla("dev down"+o.dirFlag()), dir)
 	}
 	if o.keep {
 		o.Notef("Kept %s.", dir)
@@ -143,7 +143,7 @@ func (o *devOptions) status(ctx context.Context) error {
 	o.dir = dir
 	st, err := loadDevState(dir)
 	if errors.Is(err, errNoDevEnv) {
-		o.Notef("No dev environment in %s: start one with `flotilla dev up%s`.", dir, o.dirFlag())
+		o.Notef("No dev environment in %s: start one with `%s`.", dir, flotilla("dev up"+o.dirFlag()))
 		return nil
 	}
 	if err != nil {

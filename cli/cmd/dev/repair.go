@@ -96,13 +96,13 @@ func (o *devUpOptions) restartPieces(ctx context.Context, names []string) error 
 	}
 	st, err := loadDevState(o.dir)
 	if errors.Is(err, errNoDevEnv) {
-		return fmt.Errorf("no dev environment in %s: start one with `flotilla dev up%s`", o.dir, o.dirFlag())
+		return fmt.Errorf("no dev environment in %s: start one with `%s`", o.dir, flotilla("dev up"+o.dirFlag()))
 	}
 	if err != nil {
 		return err
 	}
 	if st.Ready.IsZero() {
-		return fmt.Errorf("the dev environment in %s never came up completely: start it afresh with `flotilla dev down%s && flotilla dev up%s`", o.dir, o.dirFlag(), o.dirFlag())
+		return fmt.Errorf("the dev environment in %s never came up completely: start it afresh with `%s && %s`", o.dir, flotilla("dev down"+o.dirFlag()), flotilla("dev up"+o.dirFlag()))
 	}
 	var all []string
 	for _, p := range st.pieces() {
@@ -142,7 +142,7 @@ func (o *devUpOptions) restartPieces(ctx context.Context, names []string) error 
 	}
 	for _, n := range names {
 		if p := st.piece(n); p.alive() {
-			return fmt.Errorf("%s (pid %d) did not stop: kill it by hand, then run `flotilla dev up%s`", n, p.PID, o.dirFlag())
+			return fmt.Errorf("%s (pid %d) did not stop: kill it by hand, then run `%s`", n, p.PID, flotilla("dev up"+o.dirFlag()))
 		}
 	}
 	if err := st.save(o.dir); err != nil {

@@ -138,14 +138,14 @@ func (o *devUpOptions) prepareDir() (*devState, error) {
 	case err == nil:
 		if !st.Ready.IsZero() {
 			if o.clustersSet && len(st.Clusters) != o.clusters {
-				o.Notef("Note: the dev environment in %s has %s; --clusters %d applies to a new one (flotilla dev down%s first).",
-					o.dir, countNoun(len(st.Clusters), "cluster", "clusters"), o.clusters, o.dirFlag())
+				o.Notef("Note: the dev environment in %s has %s; --clusters %d applies to a new one (%s first).",
+					o.dir, countNoun(len(st.Clusters), "cluster", "clusters"), o.clusters, flotilla("dev down"+o.dirFlag()))
 			}
 			return st, nil
 		}
 		if running := st.running(); len(running) > 0 {
-			return nil, fmt.Errorf("a dev environment that never came up completely still runs in %s (%s): stop it with `flotilla dev down%s`, or choose another --dir",
-				o.dir, countNoun(len(running), "process", "processes"), o.dirFlag())
+			return nil, fmt.Errorf("a dev environment that never came up completely still runs in %s (%s): stop it with `%s`, or choose another --dir",
+				o.dir, countNoun(len(running), "process", "processes"), flotilla("dev down"+o.dirFlag()))
 		}
 		o.Notef("Removing the dev environment in %s, which never came up completely", o.dir)
 		if err := os.RemoveAll(o.dir); err != nil {
@@ -256,7 +256,7 @@ func (u *devUp) cleanUp() {
 	stopProcesses(context.Background(), ps, devStopGrace)
 	if u.keep {
 		_ = u.state.save(u.dir)
-		u.Notef("Kept %s (logs and data); remove it with `flotilla dev down%s`", u.dir, u.dirFlag())
+		u.Notef("Kept %s (logs and data); remove it with `%s`", u.dir, flotilla("dev down"+u.dirFlag()))
 		return
 	}
 	if err := os.RemoveAll(u.dir); err != nil {
@@ -278,16 +278,17 @@ func (u *devUp) printSummary(took time.Duration) error {
 	if err := cmdutil.PrintTable(out, header, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nUse the hub:\n    export KUBECONFIG=%s\n    flotilla get clusters -o wide\n", u.state.Hub.Kubeconfig)
+	fmt.Fprintf(out, "\nUse the hub:\n    export KUBECONFIG=%s\n    %s\n", u.state.Hub.Kubeconfig, flotilla("get clusters -o wide"))
 	if len(u.state.Clusters) > 0 {
 		first := u.state.Clusters[0].Name
-		fmt.Fprintf(out, "Reach a cluster through the hub (no port on the cluster):\n    flotilla kubeconfig --cluster %s --output-file %s.kubeconfig && kubectl --kubeconfig %s.kubeconfig get pods -A\n", first, first, first)
+		fmt.Fprintf(out, "Reach a cluster through the hub (no port on the cluster):\n    %s && kubectl --kubeconfig %s.kubeconfig get pods -A\n",
+			flotilla("kubeconfig --cluster", first, "--output-file", first+".kubeconfig"), first)
 	}
 	fmt.Fprintf(out, "Use a cluster:\n")
 	for _, c := range u.state.Clusters {
 		fmt.Fprintf(out, "    export KUBECONFIG=%s\n", c.Kubeconfig)
 	}
-	fmt.Fprintf(out, "Logs: %s/*.log. Status: flotilla dev status%s. Stop everything: flotilla dev down%s\n", u.dir, u.dirFlag(), u.dirFlag())
+	fmt.Fprintf(out, "Logs: %s/*.log. Status: %s. Stop everything: %s\n", u.dir, flotilla("dev status"+u.dirFlag()), flotilla("dev down"+u.dirFlag()))
 	return nil
 }
 

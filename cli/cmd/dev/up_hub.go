@@ -91,7 +91,7 @@ func (u *devUp) waitAvailable(ctx context.Context, name string) error {
 		if cond != nil {
 			state = fmt.Sprintf("%s is %s: %s", clusterv1.ManagedClusterConditionAvailable, cond.Status, cond.Message)
 		}
-		u.prog.Wait("Waiting for cluster "+name+" to be available", fmt.Sprintf("%s (see `flotilla describe cluster %s` and %s)", state, name, filepath.Join(u.dir, name+"-agent.log")))
+		u.prog.Wait("Waiting for cluster "+name+" to be available", fmt.Sprintf("%s (see `%s` and %s)", state, flotilla("describe cluster", name, "--kubeconfig", u.state.Hub.Kubeconfig), filepath.Join(u.dir, name+"-agent.log")))
 		return false, nil
 	})
 	if errors.Is(err, cmdutil.ErrTimedOut) {
