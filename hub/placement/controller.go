@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,8 +34,8 @@ type Reconciler struct {
 type scope struct {
 	placement *clusterv1beta1.Placement
 	now       time.Time
-	// previous are the clusters of the current decisions, with their scores.
-	previous map[string]int64
+	// previous are the clusters of the current decisions.
+	previous sets.Set[string]
 	result   scheduler.Result
 	events   reconcile.Events
 }

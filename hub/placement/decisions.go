@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -93,7 +94,7 @@ func (r *Reconciler) writeDecision(ctx context.Context, p *clusterv1beta1.Placem
 }
 
 // changes lists the clusters added to and removed from the previous decisions.
-func changes(previous map[string]int64, decisions []clusterv1beta1.ClusterDecision) (added, removed []string) {
+func changes(previous sets.Set[string], decisions []clusterv1beta1.ClusterDecision) (added, removed []string) {
 	now := make(map[string]bool, len(decisions))
 	for _, d := range decisions {
 		now[d.ClusterName] = true

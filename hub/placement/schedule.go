@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,11 +26,11 @@ func (r *Reconciler) schedule(ctx context.Context, s *scope) (ctrl.Result, error
 		return ctrl.Result{}, fmt.Errorf("list ManagedClusterSetBindings in %s: %w", p.Namespace, err)
 	}
 	in.Bindings = pointers(bindings.Items)
-	sets := &clusterv1beta2.ManagedClusterSetList{}
-	if err := r.Client.List(ctx, sets, client.UnsafeDisableDeepCopy); err != nil {
+	clusterSets := &clusterv1beta2.ManagedClusterSetList{}
+	if err := r.Client.List(ctx, clusterSets, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list ManagedClusterSets: %w", err)
 	}
-	in.ClusterSets = pointers(sets.Items)
+	in.ClusterSets = pointers(clusterSets.Items)
 	clusters := &clusterv1.ManagedClusterList{}
 	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list ManagedClusters: %w", err)
@@ -41,10 +42,10 @@ func (r *Reconciler) schedule(ctx context.Context, s *scope) (ctrl.Result, error
 		return ctrl.Result{}, err
 	}
 	if len(own) > 0 {
-		s.previous = map[string]int64{}
+		s.previous = sets.New[string]()
 		for _, pd := range own {
 			for _, d := range pd.Status.Decisions {
-				s.previous[d.ClusterName] = d.Score
+				s.previous.Insert(d.ClusterName)
 			}
 		}
 	}

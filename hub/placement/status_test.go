@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/hub/placement/scheduler"
@@ -42,7 +43,7 @@ func TestApplyResult(t *testing.T) {
 }
 
 func TestChanges(t *testing.T) {
-	added, removed := changes(map[string]int64{"a": 1, "b": 2}, []clusterv1beta1.ClusterDecision{{ClusterName: "b"}, {ClusterName: "d"}, {ClusterName: "c"}})
+	added, removed := changes(sets.New("a", "b"), []clusterv1beta1.ClusterDecision{{ClusterName: "b"}, {ClusterName: "d"}, {ClusterName: "c"}})
 	if !reflect.DeepEqual(added, []string{"c", "d"}) || !reflect.DeepEqual(removed, []string{"a"}) {
 		t.Errorf("added %v removed %v", added, removed)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -44,9 +45,9 @@ func benchPlacement(_ context.Context, _ *env) error {
 		row(fmt.Sprintf("schedule, %d clusters", n), fmt.Sprintf("%.1f ms", ms(firstTime)), "< 1 s")
 
 		again := in
-		again.Previous = map[string]int64{}
+		again.Previous = sets.New[string]()
 		for _, d := range first.Decisions {
-			again.Previous[d.ClusterName] = d.Score
+			again.Previous.Insert(d.ClusterName)
 		}
 		again.Clusters = slices.Clone(in.Clusters)
 		changed := again.Clusters[n/2].DeepCopy()

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -166,10 +167,10 @@ func names(r Result) []string {
 }
 
 // previous turns a result into the Previous of the next scheduling.
-func previous(r Result) map[string]int64 {
-	m := map[string]int64{}
+func previous(r Result) sets.Set[string] {
+	m := sets.New[string]()
 	for _, d := range r.Decisions {
-		m[d.ClusterName] = d.Score
+		m.Insert(d.ClusterName)
 	}
 	return m
 }

@@ -22,7 +22,9 @@ type DecisionSlice struct {
 	GroupIndex int32
 	GroupName  string
 	// Decisions are at most clusterv1beta1.MaxDecisionsPerPlacementDecision
-	// clusters, never nil.
+	// clusters, never nil, without scores: OCM's hub records none, and
+	// consumers that read every field of a decision as a string (Argo CD's
+	// cluster-decision-resource generator) fail on a number.
 	Decisions []clusterv1beta1.ClusterDecision
 }
 
@@ -122,7 +124,7 @@ func slicesOf(placement string, groups []decisionGroup) ([]DecisionSlice, []clus
 				Name:       DecisionName(placement, len(out)+1),
 				GroupIndex: int32(gi),
 				GroupName:  g.name,
-				Decisions:  append([]clusterv1beta1.ClusterDecision{}, ds[:n]...),
+				Decisions:  withoutScores(ds[:n]),
 			}
 			out = append(out, slice)
 			gs.Decisions = append(gs.Decisions, slice.Name)
@@ -131,4 +133,13 @@ func slicesOf(placement string, groups []decisionGroup) ([]DecisionSlice, []clus
 		status = append(status, gs)
 	}
 	return out, status
+}
+
+// withoutScores copies decisions, leaving their scores out.
+func withoutScores(ds []clusterv1beta1.ClusterDecision) []clusterv1beta1.ClusterDecision {
+	out := make([]clusterv1beta1.ClusterDecision, len(ds))
+	for i, d := range ds {
+		out[i] = clusterv1beta1.ClusterDecision{ClusterName: d.ClusterName, Reason: d.Reason}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -33,9 +34,10 @@ type Input struct {
 	// DecisionCounts counts, per cluster, the other placements whose
 	// decisions hold it (for Balance); needed only when Requirements says so.
 	DecisionCounts map[string]int
-	// Previous are the clusters of the placement's current decisions, with
-	// their scores; nil before the first scheduling.
-	Previous map[string]int64
+	// Previous are the clusters of the placement's current decisions; nil
+	// before the first scheduling. Decisions record no scores, so a change
+	// of scores alone is no change to them.
+	Previous sets.Set[string]
 	// Now is the time at which tolerationSeconds, score validity and the
 	// score rate limit are judged.
 	Now time.Time
@@ -156,10 +158,11 @@ func Schedule(in Input) Result {
 
 // choose picks the clusters and their scores. A chosen cluster stays while
 // it qualifies when Steady is on (its weight is positive); otherwise the
-// best-scored clusters win. Either way, a change that only scores cause
-// (new score values, or a swap for better-scored clusters) is made at most
-// once per spec.scoreRateLimit: until then the current decisions stay, and
-// retryAt says when to look again.
+// best-scored clusters win. Either way, a swap for better-scored clusters
+// is made at most once per spec.scoreRateLimit: until then the current
+// clusters stay, and retryAt says when to look again. New score values
+// that choose the same clusters change no decision (decisions record no
+// scores), only their order when spec.sortBy is Score.
 func (pl *plan) choose(cands []*candidate, in *Input, st *stats, res *Result) (decisions []clusterv1beta1.ClusterDecision, retryAt time.Time) {
 	n := len(cands)
 	if pl.number != nil {
@@ -170,12 +173,12 @@ func (pl *plan) choose(cands []*candidate, in *Input, st *stats, res *Result) (d
 	if !pl.steady {
 		picked = pl.pick(rank(cands, false), n)
 	}
-	fresh := toDecisions(picked.selected, nil)
-	changed := !sameDecisions(fresh, in.Previous)
+	fresh := toDecisions(picked.selected)
+	changed := !sameMembers(picked.selected, in.Previous)
 	last := res.LastScoreUpdateTime
 	if changed && in.Previous != nil && sameMembers(sticky.selected, in.Previous) &&
 		last != nil && in.Now.Before(last.Add(pl.scoreRateLimit)) {
-		picked, fresh = sticky, toDecisions(sticky.selected, in.Previous)
+		picked, fresh = sticky, toDecisions(sticky.selected)
 		changed = false
 		retryAt = last.Add(pl.scoreRateLimit)
 	}
@@ -186,16 +189,13 @@ func (pl *plan) choose(cands []*candidate, in *Input, st *stats, res *Result) (d
 	return fresh, retryAt
 }
 
-// toDecisions turns candidates into decisions, with the scores given (the
-// previous ones, to keep them) or else their own.
-func toDecisions(cands []*candidate, scores map[string]int64) []clusterv1beta1.ClusterDecision {
+// toDecisions turns candidates into decisions, with their scores: the
+// scheduler orders by them, the PlacementDecisions leave them out
+// (DecisionSlice).
+func toDecisions(cands []*candidate) []clusterv1beta1.ClusterDecision {
 	out := make([]clusterv1beta1.ClusterDecision, 0, len(cands))
 	for _, c := range cands {
-		score := c.score
-		if s, ok := scores[c.cluster.Name]; ok {
-			score = s
-		}
-		out = append(out, clusterv1beta1.ClusterDecision{ClusterName: c.cluster.Name, Reason: reason(c), Score: score})
+		out = append(out, clusterv1beta1.ClusterDecision{ClusterName: c.cluster.Name, Reason: reason(c), Score: c.score})
 	}
 	return out
 }
@@ -208,24 +208,12 @@ func reason(c *candidate) string {
 	return "matches predicate " + strconv.Itoa(c.predicate+1)
 }
 
-func sameMembers(cands []*candidate, prev map[string]int64) bool {
+func sameMembers(cands []*candidate, prev sets.Set[string]) bool {
 	if len(cands) != len(prev) {
 		return false
 	}
 	for _, c := range cands {
 		if _, ok := prev[c.cluster.Name]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func sameDecisions(ds []clusterv1beta1.ClusterDecision, prev map[string]int64) bool {
-	if len(ds) != len(prev) {
-		return false
-	}
-	for _, d := range ds {
-		if s, ok := prev[d.ClusterName]; !ok || s != d.Score {
 			return false
 		}
 	}
