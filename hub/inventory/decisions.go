@@ -150,8 +150,9 @@ func clustersInOrder(decisions []*clusterv1beta1.PlacementDecision) []string {
 type NeutralSlice struct {
 	// Name is <placement>-decision-<n>, n from 1.
 	Name string
-	// Labels are the OCM placement label and the decision key, both the
-	// Placement's name.
+	// Labels are the OCM placement label, the decision key and the
+	// placement key, all the Placement's name, and the decision index, the
+	// slice's place from 0.
 	Labels map[string]string
 	// Decisions are at most MaxDecisionsPerSlice ClusterProfile references.
 	Decisions []multiclusterv1alpha1.ClusterDecision
@@ -162,8 +163,13 @@ type NeutralSlice struct {
 // naming the clusters' ClusterProfiles in ns. No clusters give one empty
 // slice, so that a consumer tells "none chosen" from "not decided".
 func Slices(placement, ns string, clusters []string) []NeutralSlice {
-	labels := func() map[string]string {
-		return map[string]string{clusterv1beta1.PlacementLabel: placement, multiclusterv1alpha1.DecisionKeyLabel: placement}
+	labels := func(index int) map[string]string {
+		return map[string]string{
+			clusterv1beta1.PlacementLabel:           placement,
+			multiclusterv1alpha1.DecisionKeyLabel:   placement,
+			multiclusterv1alpha1.PlacementKeyLabel:  placement,
+			multiclusterv1alpha1.DecisionIndexLabel: strconv.Itoa(index),
+		}
 	}
 	var out []NeutralSlice
 	for start := 0; start == 0 || start < len(clusters); start += multiclusterv1alpha1.MaxDecisionsPerSlice {
@@ -172,7 +178,7 @@ func Slices(placement, ns string, clusters []string) []NeutralSlice {
 		for _, c := range clusters[start:end] {
 			ds = append(ds, multiclusterv1alpha1.ClusterDecision{ClusterProfileRef: multiclusterv1alpha1.ClusterProfileReference{Name: c, Namespace: ns}})
 		}
-		out = append(out, NeutralSlice{Name: fmt.Sprintf("%s-decision-%d", placement, len(out)+1), Labels: labels(), Decisions: ds})
+		out = append(out, NeutralSlice{Name: fmt.Sprintf("%s-decision-%d", placement, len(out)+1), Labels: labels(len(out)), Decisions: ds})
 	}
 	return out
 }

@@ -35,7 +35,8 @@ func TestSlicesCutAtOneHundred(t *testing.T) {
 				if want := fmt.Sprintf("app-decision-%d", i+1); s.Name != want {
 					t.Errorf("slice %d is named %s, want %s", i, s.Name, want)
 				}
-				if s.Labels[multiclusterv1alpha1.DecisionKeyLabel] != "app" || s.Labels[clusterv1beta1.PlacementLabel] != "app" {
+				if s.Labels[multiclusterv1alpha1.DecisionKeyLabel] != "app" || s.Labels[clusterv1beta1.PlacementLabel] != "app" ||
+					s.Labels[multiclusterv1alpha1.PlacementKeyLabel] != "app" || s.Labels[multiclusterv1alpha1.DecisionIndexLabel] != fmt.Sprint(i) {
 					t.Errorf("slice %s has labels %v", s.Name, s.Labels)
 				}
 				if len(s.Decisions) != tc.sizes[i] {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
@@ -42,8 +43,8 @@ func neutralChosen(ctx context.Context, ns, name string) func() []string {
 // the generator's labelSelector, and the clusters are
 // status.<statusListKey>[] items' <matchKey>, a string. It also returns
 // the other fields of the items whose values are not strings: the
-// generator hands every field to its templates, and releases of Argo CD
-// without the fix of argoproj/argo-cd#27264 fail on a non-string one.
+// generator hands every field to its templates as a string, and releases
+// of Argo CD without the fix of argoproj/argo-cd#27264 fail on any other.
 func duckTypedClusters(ctx context.Context, dyn dynamic.Interface, cm map[string]string, ns, selector string) (clusters, nonString []string, err error) {
 	group, version, ok := strings.Cut(cm["apiVersion"], "/")
 	if !ok || cm["kind"] == "" {
@@ -140,8 +141,9 @@ var _ = Describe("Neutral PlacementDecisions", func() {
 			nonString = other
 			return clusters, err
 		}).Should(Equal(chosen(ctx, ns, "guestbook")()))
-		By("no field but OCM's integer score being other than a string, as docs/inventory.md warns")
-		Expect(nonString).To(Or(BeEmpty(), Equal([]string{"score"})))
+		By("every field of every decision a string, as every Argo CD release reads them: no score, as OCM's hub writes none")
+		Expect(nonString).To(BeEmpty())
+		Expect(rawDecisionFields(ctx, dyn, "cluster.open-cluster-management.io", ns, selector)).NotTo(ContainElement("score"))
 
 		By("the neutral kind holding its list outside status, as the SIG's schema has it: not a generator's duck type")
 		Eventually(neutralChosen(ctx, ns, "guestbook")).Should(HaveLen(2))
@@ -149,5 +151,68 @@ var _ = Describe("Neutral PlacementDecisions", func() {
 		clusters, _, err := duckTypedClusters(ctx, dyn, neutral, ns, multiclusterv1alpha1.DecisionKeyLabel+"=guestbook")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(clusters).To(BeEmpty())
+		Expect(rawDecisionFields(ctx, dyn, multiclusterv1alpha1.GroupVersion.Group, ns, multiclusterv1alpha1.DecisionKeyLabel+"=guestbook")).NotTo(ContainElement("score"))
+	})
+
+	It("carry KEP-5313's placement-key and decision-index labels, so that a consumer finds and orders the slices by them", func(ctx SpecContext) {
+		set, ns := newSetWithNamespace(ctx, "neutral-key")
+		for i := range 2 {
+			createMember(ctx, newClusterName(fmt.Sprintf("key-%d", i)), set, member{})
+		}
+		createPlacement(ctx, ns, "web", clusterv1beta1.PlacementSpec{})
+		createPlacement(ctx, ns, "db", clusterv1beta1.PlacementSpec{NumberOfClusters: ptr.To[int32](1)})
+		Eventually(chosen(ctx, ns, "web")).Should(HaveLen(2))
+
+		By("selecting by placement-key alone: the slices of that placement, none of another's")
+		byKey := func(key string) func() []multiclusterv1alpha1.PlacementDecision {
+			return func() []multiclusterv1alpha1.PlacementDecision {
+				list := &multiclusterv1alpha1.PlacementDecisionList{}
+				Expect(hubCP.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{multiclusterv1alpha1.PlacementKeyLabel: key})).To(Succeed())
+				return list.Items
+			}
+		}
+		Eventually(byKey("web")).Should(ConsistOf(And(
+			HaveField("Name", "web-decision-1"),
+			HaveField("Decisions", HaveLen(2)),
+		)))
+		Eventually(byKey("db")).Should(ConsistOf(HaveField("Name", "db-decision-1")))
+
+		By("the first slice at decision-index 0")
+		list := &multiclusterv1alpha1.PlacementDecisionList{}
+		Expect(hubCP.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{
+			multiclusterv1alpha1.PlacementKeyLabel: "web", multiclusterv1alpha1.DecisionIndexLabel: "0",
+		})).To(Succeed())
+		Expect(list.Items).To(ConsistOf(HaveField("Name", "web-decision-1")))
+		Expect(list.Items[0].Labels).To(HaveKeyWithValue(multiclusterv1alpha1.DecisionKeyLabel, "web"))
 	})
 })
+
+// rawDecisionFields lists, as the API server returns them (unstructured
+// JSON, no Go types in between), the field names of every decision of the
+// PlacementDecisions of group in namespace ns that selector selects: OCM's
+// under status.decisions, the neutral kind's under decisions.
+func rawDecisionFields(ctx context.Context, dyn dynamic.Interface, group, ns, selector string) []string {
+	GinkgoHelper()
+	gvr := clusterv1beta1.GroupVersion.WithResource("placementdecisions")
+	path := []string{"status", "decisions"}
+	if group == multiclusterv1alpha1.GroupVersion.Group {
+		gvr, path = multiclusterv1alpha1.GroupVersion.WithResource("placementdecisions"), []string{"decisions"}
+	}
+	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(list.Items).NotTo(BeEmpty())
+	var fields []string
+	for _, item := range list.Items {
+		decisions, _, err := unstructured.NestedSlice(item.Object, path...)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(decisions).NotTo(BeEmpty(), "%s %s has no decisions", gvr.Resource, item.GetName())
+		for _, d := range decisions {
+			for k := range d.(map[string]any) {
+				if !slices.Contains(fields, k) {
+					fields = append(fields, k)
+				}
+			}
+		}
+	}
+	return fields
+}

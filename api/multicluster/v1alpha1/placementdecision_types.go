@@ -10,6 +10,13 @@ const (
 	// DecisionKeyLabel links the slices of one scheduling decision: every
 	// slice carries the same value.
 	DecisionKeyLabel = "multicluster.x-k8s.io/decision-key"
+	// DecisionIndexLabel is a slice's place in its decision, "0" for the
+	// first: a consumer joins the slices in this order.
+	DecisionIndexLabel = "multicluster.x-k8s.io/decision-index"
+	// PlacementKeyLabel names the placement request the decision answers,
+	// the same value on the workloads placed by it: a consumer finds a
+	// workload's decisions by it.
+	PlacementKeyLabel = "multicluster.x-k8s.io/placement-key"
 	// MaxDecisionsPerSlice caps the decisions of one PlacementDecision.
 	MaxDecisionsPerSlice = 100
 )
