@@ -63,10 +63,22 @@ func profileLabels(c string) map[string]string {
 	}
 }
 
+// ObservedRefresh is how stale a property's lastObservedTime may grow, on
+// top of one lease period, while the cluster's agent reports: the hub
+// moves it forward when the cluster's lease was renewed this much later.
+// Moving it at every renewal would rewrite every profile every lease
+// period (a thousand clusters, 60 s leases: 17 writes a second per
+// inventory namespace) to say what the lease already says; this way it
+// costs one status write per profile per ObservedRefresh.
+const ObservedRefresh = 5 * time.Minute
+
 // desiredStatus is the status of a profile of mc, given its current
 // status (for the times it keeps) and its generation. hub is nil when the
 // hub's address is not known yet: the profile then has no access provider.
-func desiredStatus(mc *clusterv1.ManagedCluster, cur multiclusterv1alpha1.ClusterProfileStatus, generation int64, hub *HubAccess, now time.Time) (multiclusterv1alpha1.ClusterProfileStatus, error) {
+// renewed is when the cluster's agent last renewed its lease, zero when
+// unknown: the agent reads the cluster's claims every lease period, so a
+// renewal is an observation of the claims it reported.
+func desiredStatus(mc *clusterv1.ManagedCluster, cur multiclusterv1alpha1.ClusterProfileStatus, generation int64, hub *HubAccess, now, renewed time.Time) (multiclusterv1alpha1.ClusterProfileStatus, error) {
 	st := multiclusterv1alpha1.ClusterProfileStatus{
 		Version: multiclusterv1alpha1.ClusterVersion{Kubernetes: mc.Status.Version.Kubernetes},
 	}
@@ -94,8 +106,10 @@ func desiredStatus(mc *clusterv1.ManagedCluster, cur multiclusterv1alpha1.Cluste
 		st.Conditions = append(st.Conditions, cond)
 	}
 	// Properties: the cluster claims, among them the About API's
-	// ClusterProperties, which the agent reports as claims. A property
-	// keeps its lastObservedTime while its value stays the same.
+	// ClusterProperties, which the agent reports as claims. A new or
+	// changed value is observed now; an unchanged one keeps its
+	// lastObservedTime until the lease shows a renewal ObservedRefresh
+	// later, and then takes the renewal's time.
 	observed := map[string]multiclusterv1alpha1.Property{}
 	for _, p := range cur.Properties {
 		observed[p.Name] = p
@@ -109,6 +123,9 @@ func desiredStatus(mc *clusterv1.ManagedCluster, cur multiclusterv1alpha1.Cluste
 		p := multiclusterv1alpha1.Property{Name: claim.Name, Value: claim.Value, LastObservedTime: metav1.NewTime(now)}
 		if old, ok := observed[claim.Name]; ok && old.Value == claim.Value && !old.LastObservedTime.IsZero() {
 			p.LastObservedTime = old.LastObservedTime
+			if at := renewed.Truncate(time.Second); !at.After(now) && !at.Before(old.LastObservedTime.Add(ObservedRefresh)) {
+				p.LastObservedTime = metav1.NewTime(at)
+			}
 		}
 		st.Properties = append(st.Properties, p)
 	}
@@ -121,3 +138,23 @@ func desiredStatus(mc *clusterv1.ManagedCluster, cur multiclusterv1alpha1.Cluste
 	}
 	return st, nil
 }
+
+// refreshAfter is when the properties of st are next due to be observed
+// again, from now: ObservedRefresh after the oldest, and no sooner than
+// minRefreshCheck when that is past (the agent has not renewed since). Zero
+// when st has no properties.
+func refreshAfter(st multiclusterv1alpha1.ClusterProfileStatus, now time.Time) time.Duration {
+	var oldest time.Time
+	for _, p := range st.Properties {
+		if oldest.IsZero() || p.LastObservedTime.Time.Before(oldest) {
+			oldest = p.LastObservedTime.Time
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return max(oldest.Add(ObservedRefresh).Sub(now), minRefreshCheck)
+}
+
+// minRefreshCheck spaces the checks of a cluster whose lease stopped.
+const minRefreshCheck = 30 * time.Second

@@ -22,7 +22,7 @@ func TestDesiredStatus(t *testing.T) {
 	mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "clusterset.k8s.io", Value: "east"}, {Name: "empty", Value: ""}}
 	hub := &HubAccess{Server: "https://hub.example:6443/", CAData: []byte("CA")}
 
-	st, err := desiredStatus(mc, multiclusterv1alpha1.ClusterProfileStatus{}, 3, hub, t0.Add(time.Hour))
+	st, err := desiredStatus(mc, multiclusterv1alpha1.ClusterProfileStatus{}, 3, hub, t0.Add(time.Hour), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +55,10 @@ func TestDesiredStatus(t *testing.T) {
 		t.Errorf("exec config %s: %v", ap.Cluster.Extensions[0].Extension.Raw, err)
 	}
 
-	// The next round keeps the times of what did not change.
+	// The next round, with no renewal of the lease since, keeps the times
+	// of what did not change.
 	later := t0.Add(2 * time.Hour)
-	again, err := desiredStatus(mc, st, 3, hub, later)
+	again, err := desiredStatus(mc, st, 3, hub, later, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +69,57 @@ func TestDesiredStatus(t *testing.T) {
 		t.Errorf("an unchanged Unknown condition's time moved")
 	}
 	mc.Status.ClusterClaims[0].Value = "west"
-	changed, _ := desiredStatus(mc, st, 3, nil, later)
+	changed, _ := desiredStatus(mc, st, 3, nil, later, time.Time{})
 	if !changed.Properties[0].LastObservedTime.Time.Equal(later) {
 		t.Errorf("a changed property keeps its old lastObservedTime")
 	}
 	if len(changed.AccessProviders) != 0 {
 		t.Errorf("access provider without a known hub address: %+v", changed.AccessProviders)
+	}
+}
+
+func TestLastObservedTimeFollowsTheLease(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+	mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "clusterset.k8s.io", Value: "east"}}
+	first, err := desiredStatus(mc, multiclusterv1alpha1.ClusterProfileStatus{}, 1, nil, t0, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := func(st multiclusterv1alpha1.ClusterProfileStatus) time.Time {
+		return st.Properties[0].LastObservedTime.Time
+	}
+	if !observed(first).Equal(t0) {
+		t.Fatalf("a new property observed at %v, want now %v", observed(first), t0)
+	}
+	for _, tc := range []struct {
+		name         string
+		now, renewed time.Time
+		want         time.Time
+	}{
+		{"renewed since, but sooner than ObservedRefresh: no write for it", t0.Add(4 * time.Minute), t0.Add(4 * time.Minute), t0},
+		{"renewed ObservedRefresh later: observed at the renewal", t0.Add(6 * time.Minute), t0.Add(5*time.Minute + 30*time.Second + 500*time.Millisecond), t0.Add(5*time.Minute + 30*time.Second)},
+		{"the agent stopped renewing: the time stays, and goes stale", t0.Add(time.Hour), t0.Add(time.Minute), t0},
+		{"no lease", t0.Add(time.Hour), time.Time{}, t0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := desiredStatus(mc, first, 1, nil, tc.now, tc.renewed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !observed(got).Equal(tc.want) {
+				t.Errorf("lastObservedTime %v, want %v", observed(got), tc.want)
+			}
+		})
+	}
+
+	if got := refreshAfter(first, t0.Add(time.Minute)); got != ObservedRefresh-time.Minute {
+		t.Errorf("refresh due in %v, want %v", got, ObservedRefresh-time.Minute)
+	}
+	if got := refreshAfter(first, t0.Add(time.Hour)); got != minRefreshCheck {
+		t.Errorf("refresh overdue: check again in %v, want %v", got, minRefreshCheck)
+	}
+	if got := refreshAfter(multiclusterv1alpha1.ClusterProfileStatus{}, t0); got != 0 {
+		t.Errorf("no properties: refresh in %v, want never", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,9 +55,14 @@ func (r *ProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	for i := range existing.Items {
 		have[existing.Items[i].Name] = &existing.Items[i]
 	}
+	var result ctrl.Result
 	for _, name := range slices.Sorted(maps.Keys(clusters)) {
-		if err := r.writeProfile(ctx, ns, clusters[name], have[name], hub); err != nil {
+		after, err := r.writeProfile(ctx, ns, clusters[name], have[name], hub)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if after > 0 && (result.RequeueAfter == 0 || after < result.RequeueAfter) {
+			result.RequeueAfter = after
 		}
 		delete(have, name)
 	}
@@ -70,7 +76,7 @@ func (r *ProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		klog.FromContext(ctx).V(1).Info("Deleted a ClusterProfile whose cluster is no longer in a set bound here", "clusterProfile", klog.KObj(p))
 	}
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // inventory returns the clusters of namespace ns: the members, not being
@@ -127,8 +133,9 @@ func (r *ProfileReconciler) inventory(ctx context.Context, ns string) (map[strin
 }
 
 // writeProfile creates or updates the profile of mc in ns; cur is nil when
-// it does not exist.
-func (r *ProfileReconciler) writeProfile(ctx context.Context, ns string, mc *clusterv1.ManagedCluster, cur *multiclusterv1alpha1.ClusterProfile, hub *HubAccess) error {
+// it does not exist. It returns when its properties are next due to be
+// observed again (0: never).
+func (r *ProfileReconciler) writeProfile(ctx context.Context, ns string, mc *clusterv1.ManagedCluster, cur *multiclusterv1alpha1.ClusterProfile, hub *HubAccess) (time.Duration, error) {
 	if cur == nil {
 		cur = &multiclusterv1alpha1.ClusterProfile{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mc.Name, Labels: profileLabels(mc.Name)},
@@ -143,15 +150,15 @@ func (r *ProfileReconciler) writeProfile(ctx context.Context, ns string, mc *clu
 				// this namespace back), or another manager's, which
 				// stays as it is.
 				klog.FromContext(ctx).V(1).Info("A ClusterProfile of that name exists already", "clusterProfile", klog.KRef(ns, mc.Name))
-				return nil
+				return 0, nil
 			}
-			return fmt.Errorf("create ClusterProfile %s/%s: %w", ns, mc.Name, err)
+			return 0, fmt.Errorf("create ClusterProfile %s/%s: %w", ns, mc.Name, err)
 		}
 		klog.FromContext(ctx).V(1).Info("Created a ClusterProfile", "clusterProfile", klog.KObj(cur))
 	}
 	if cur.Spec.ClusterManager.Name != ClusterManagerName {
 		// Another manager's profile of the same name: not ours to touch.
-		return nil
+		return 0, nil
 	}
 	before := cur.DeepCopy()
 	maps.Copy(cur.Labels, profileLabels(mc.Name))
@@ -160,7 +167,7 @@ func (r *ProfileReconciler) writeProfile(ctx context.Context, ns string, mc *clu
 	}
 	if !equality.Semantic.DeepEqual(before.ObjectMeta, cur.ObjectMeta) || !equality.Semantic.DeepEqual(before.Spec, cur.Spec) {
 		if err := r.Client.Patch(ctx, cur, client.MergeFrom(before)); err != nil {
-			return fmt.Errorf("patch ClusterProfile %s/%s: %w", ns, mc.Name, err)
+			return 0, fmt.Errorf("patch ClusterProfile %s/%s: %w", ns, mc.Name, err)
 		}
 		before = cur.DeepCopy()
 	}
@@ -168,18 +175,42 @@ func (r *ProfileReconciler) writeProfile(ctx context.Context, ns string, mc *clu
 	if r.Now != nil {
 		now = r.Now
 	}
-	want, err := desiredStatus(mc, cur.Status, cur.Generation, hub, now().Truncate(time.Second))
+	renewed, err := r.leaseRenewed(ctx, mc.Name)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	at := now().Truncate(time.Second)
+	want, err := desiredStatus(mc, cur.Status, cur.Generation, hub, at, renewed)
+	if err != nil {
+		return 0, err
 	}
 	if equality.Semantic.DeepEqual(cur.Status, want) {
-		return nil
+		return refreshAfter(want, at), nil
 	}
 	cur.Status = want
 	if err := r.Client.Status().Patch(ctx, cur, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("patch status of ClusterProfile %s/%s: %w", ns, mc.Name, err)
+		return 0, fmt.Errorf("patch status of ClusterProfile %s/%s: %w", ns, mc.Name, err)
 	}
-	return nil
+	return refreshAfter(want, at), nil
+}
+
+// leaseRenewed is when cluster's agent last renewed its lease, from the
+// cache; zero when there is no lease (yet). The lease is read, not
+// watched: its renewals, every lease period, would reconcile every
+// inventory for nothing; the reconcile asks to run again when the
+// properties are due instead (refreshAfter).
+func (r *ProfileReconciler) leaseRenewed(ctx context.Context, cluster string) (time.Time, error) {
+	lease := &coordinationv1.Lease{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: clusterv1.ManagedClusterLeaseName}, lease)
+	switch {
+	case apierrors.IsNotFound(err):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("get the lease of cluster %s: %w", cluster, err)
+	case lease.Spec.RenewTime == nil:
+		return time.Time{}, nil
+	}
+	return lease.Spec.RenewTime.Time, nil
 }
 
 // allNamespaces maps any change to every inventory namespace: those with a
