@@ -1,18 +1,25 @@
 package integration
 
 import (
+	"slices"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	aboutv1alpha1 "github.com/flotilla-io/flotilla/api/about/v1alpha1"
 	aboutv1beta1 "github.com/flotilla-io/flotilla/api/about/v1beta1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/deploy"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/manifests"
 )
@@ -89,4 +96,70 @@ var _ = Describe("About API", func() {
 		}, "30s").Should(Satisfy(apierrors.IsNotFound))
 		Eventually(profile(ctx, ns, c), "60s").ShouldNot(haveProperty(aboutv1beta1.ClusterIDProperty, c+".example"))
 	})
+
+	It("reads a v1alpha1 ClusterProperty made right after its CRD is installed, at once, with no more than the agent chart's RBAC", func(ctx SpecContext) {
+		env := newAgentEnv(ctx)
+		c := newClusterName("about-fast")
+		opts := env.options(c)
+		// A long lease: nothing but the About API's own events makes the
+		// agent report its status again within the spec.
+		opts.LeaseDurationSeconds = 300
+		env.storeBootstrapSecret(ctx, opts.Namespace, bootstrapKubeconfig(hubCP.URL, hubCP.CAData, env.token))
+
+		By("the agent running as the chart's ServiceAccount, with the chart's RBAC and nothing else")
+		objs, err := deploy.Render(deploy.AgentChart, opts.Namespace, map[string]any{
+			"clusterName": c,
+			"hub":         map[string]any{"apiServer": hubCP.URL, "caCert": string(hubCP.CAData)},
+			"bootstrap":   map[string]any{"create": false},
+			"execution":   map[string]any{"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get"}}}},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		var rbac []*unstructured.Unstructured
+		for _, o := range objs {
+			if slices.Contains([]string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}, o.GetKind()) {
+				rbac = append(rbac, o)
+			}
+		}
+		applyRendered(ctx, env.spoke.Client, rbac)
+		opts.SpokeKubeconfig = serviceAccountKubeconfig(ctx, env.spoke, opts.Namespace, "flotilla-agent")
+		startAgent(opts)
+		acceptAgent(ctx, c)
+		deleteClusterAfterSpec(c)
+		Eventually(func() []clusterv1.ManagedClusterClaim { return getCluster(ctx, c).Status.ClusterClaims }, "60s").
+			Should(ContainElement(HaveField("Name", clusterv1.ClusterClaimID)))
+
+		By("the owner installing Flotilla's copy of the CRD, which serves v1alpha1 as the SIG's does, and a property at once")
+		crds, err := manifests.SpokeOwnerCRDs()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kubeapply.InstallCRDs(ctx, env.spoke.Config, crds)).To(Succeed())
+		zone := &unstructured.Unstructured{}
+		zone.SetGroupVersionKind(aboutv1alpha1.GroupVersion.WithKind("ClusterProperty"))
+		zone.SetName("zone.example.com")
+		Expect(unstructured.SetNestedField(zone.Object, "z9", "spec", "value")).To(Succeed())
+		Eventually(func() error { return env.spoke.Client.Create(ctx, zone) }, "5s", "100ms").Should(Succeed())
+		created := time.Now()
+
+		By("the claim on the ManagedCluster within seconds, long before the next lease period")
+		Eventually(func() []clusterv1.ManagedClusterClaim { return getCluster(ctx, c).Status.ClusterClaims }, "10s", "200ms").
+			Should(ContainElement(clusterv1.ManagedClusterClaim{Name: "zone.example.com", Value: "z9"}))
+		GinkgoWriter.Printf("ClusterProperty reported %v after its creation\n", time.Since(created).Round(100*time.Millisecond))
+
+		By("the chart granting no more for it than before: ClusterProperties read only, CRDs watched as the agent does for its own")
+		for _, verb := range []string{"create", "update", "delete"} {
+			Expect(spokeAllowed(ctx, env, opts.Namespace, verb, aboutv1beta1.GroupName, "clusterproperties")).To(BeFalse(), "the agent may %s clusterproperties", verb)
+		}
+		Expect(spokeAllowed(ctx, env, opts.Namespace, "watch", "apiextensions.k8s.io", "customresourcedefinitions")).To(BeTrue())
+	})
 })
+
+// spokeAllowed asks the spoke whether the agent's ServiceAccount in ns may
+// verb resource of group.
+func spokeAllowed(ctx SpecContext, env *agentEnv, ns, verb, group, resource string) bool {
+	GinkgoHelper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:" + ns + ":flotilla-agent", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource},
+	}}
+	Expect(env.spoke.Client.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}

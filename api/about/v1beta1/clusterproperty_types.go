@@ -27,6 +27,7 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved: the About API CRD (KEP-2149) is published without an approval link"
 // +kubebuilder:resource:scope=Cluster,categories=multicluster
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="value",type=string,JSONPath=`.spec.value`
 // +kubebuilder:printcolumn:name="age",type=date,JSONPath=`.metadata.creationTimestamp`
