@@ -229,12 +229,6 @@ var _ = Describe("ClusterProfile access through the hub", Ordered, func() {
 		Expect(err.Error()).To(ContainSubstring("system:serviceaccount:" + ns + ":multikueue"))
 		Expect(err.Error()).To(ContainSubstring("managedclusters/proxy"))
 
-		By("kubectl, running the plugin itself, refused the same way")
-		out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", profiles[c2], "get", "pods", "-A").CombinedOutput()
-		Expect(err).To(HaveOccurred())
-		// kubectl's discovery reads the door's 403 without its message
-		// ("Error from server (Forbidden): unknown"): the status only.
-		Expect(string(out)).To(ContainSubstring("Error from server (Forbidden)"))
 	})
 
 	It("hands on a user's client certificate, whose hub RBAC then decides", func(ctx SpecContext) {
@@ -270,7 +264,7 @@ var _ = Describe("ClusterProfile access through the hub", Ordered, func() {
 		Expect(stderr).To(ContainSubstring("grant it create on serviceaccounts/token named ungranted"))
 	})
 
-	It("lists pods on the granted cluster through the hub, with the plugin's credential", func(ctx SpecContext) {
+	It("lists pods on the granted cluster through the hub, as a cluster-inventory-api consumer does with the provider file and the cluster RBAC of docs/inventory.md", func(ctx SpecContext) {
 		env := newAgentEnv(ctx)
 		c := newClusterName("reach-tunnel")
 		opts := env.options(c)
@@ -289,15 +283,21 @@ var _ = Describe("ClusterProfile access through the hub", Ordered, func() {
 		}).Should(Succeed())
 		subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "multikueue"}
 		grant(ctx, subject, rbacv1.PolicyRule{APIGroups: []string{clusterv1.GroupName}, Resources: []string{"managedclusters/proxy"}, ResourceNames: []string{c}, Verbs: []string{"create"}})
-		spokeGrant(ctx, env.spoke, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "flotilla:system:serviceaccount:" + ns + ":multikueue"},
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}})
+
+		By("the cluster's RBAC for the prefixed identity, as docs/inventory.md grants it to ServiceAccount multikueue of kueue-system")
+		rbac := strings.ReplaceAll(docBlock("cluster-rbac"), "kueue-system", ns)
+		for _, obj := range decodeYAMLObjects(rbac) {
+			Expect(env.spoke.Client.Create(ctx, obj)).To(Succeed())
+		}
+
+		By("the provider file of docs/inventory.md, with --kubeconfig added as it says outside a pod")
+		providers := providerFile(docBlock("provider-file"), plugin, "--kubeconfig", saKubeconfig)
 		consumer, err := clientcmd.BuildConfigFromFlags("", saKubeconfig)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
-			kubeconfigs, err := consumerKubeconfigs(ctx, consumer, ns, dir, plugin, "credential-plugin", "--kubeconfig", saKubeconfig)
+			p, err := dynamic.NewForConfigOrDie(consumer).Resource(clusterProfiles).Namespace(ns).Get(ctx, c, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(kubeconfigs).To(HaveKey(c))
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigs[c])
+			cfg, err := providers.restConfig(p)
 			g.Expect(err).NotTo(HaveOccurred())
 			_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
