@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -53,10 +55,11 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 			"labels": maps.Clone(s.root.Labels), "annotations": maps.Clone(s.root.Annotations),
 		},
 	}
+	s.reader.mapper = r.Client.RESTMapper()
 	res := &templates.Resolver{Namespace: s.root.Namespace, Reader: s.reader}
 	for i := range want.Spec.PolicyTemplates {
 		t := &want.Spec.PolicyTemplates[i]
-		out, refs, err := res.Resolve(t.ObjectDefinition.Raw, data)
+		out, refs, _, err := res.Resolve(t.ObjectDefinition.Raw, data)
 		s.refs = append(s.refs, refs...)
 		if s.reader.err != nil {
 			return nil, s.reader.err
@@ -109,43 +112,104 @@ func withAnnotation(raw []byte, key, value string) ([]byte, error) {
 }
 
 // objectReader reads what hub templates refer to from the API server, once
-// per object per reconcile: Secrets are never cached on the hub. It keeps
-// the first error that is not NotFound, which makes the reconcile fail
-// rather than report a template error.
+// per object (or list) per reconcile: Secrets are never cached on the hub.
+// It keeps the first error that is not NotFound, which makes the reconcile
+// fail rather than report a template error, and the values of every
+// Secret read, to be redacted from messages.
 type objectReader struct {
-	ctx        context.Context
-	reader     client.Reader
-	configMaps map[string]*corev1.ConfigMap
-	secrets    map[string]*corev1.Secret
-	err        error
+	ctx     context.Context
+	reader  client.Reader
+	mapper  meta.RESTMapper
+	objects map[string]*unstructured.Unstructured
+	lists   map[string][]*unstructured.Unstructured
+	secrets policytemplate.Secrets
+	err     error
 }
 
 func newObjectReader(ctx context.Context, r client.Reader) *objectReader {
-	return &objectReader{ctx: ctx, reader: r, configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	return &objectReader{ctx: ctx, reader: r, objects: map[string]*unstructured.Unstructured{}, lists: map[string][]*unstructured.Unstructured{}}
 }
 
-// ConfigMap reads ConfigMap ns/name; nil when it does not exist.
-func (o *objectReader) ConfigMap(ns, name string) (*corev1.ConfigMap, error) {
-	return read(o, o.configMaps, &corev1.ConfigMap{}, ns, name)
+// Mapping resolves gvk with the hub's RESTMapper.
+func (o *objectReader) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := o.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && !meta.IsNoMatchError(err) {
+		o.fail(err)
+	}
+	return m, err
+}
+
+// Get reads one object; nil when it does not exist.
+func (o *objectReader) Get(m *meta.RESTMapping, ns, name string) (*unstructured.Unstructured, error) {
+	key := m.Resource.String() + "/" + ns + "/" + name
+	if got, ok := o.objects[key]; ok {
+		return got, nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(m.GroupVersionKind)
+	err := o.reader.Get(o.ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		obj = nil
+	case err != nil:
+		o.fail(fmt.Errorf("read %s %s/%s for hub templates: %w", m.GroupVersionKind.Kind, ns, name, err))
+		return nil, o.err
+	default:
+		o.record(m, obj)
+	}
+	o.objects[key] = obj
+	return obj, nil
+}
+
+// List reads the objects of a kind in ns whose labels match sel.
+func (o *objectReader) List(m *meta.RESTMapping, ns string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
+	key := m.Resource.String() + "/" + ns + "?" + sel.String()
+	if got, ok := o.lists[key]; ok {
+		return got, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(m.GroupVersionKind.Kind + "List"))
+	if err := o.reader.List(o.ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		o.fail(fmt.Errorf("list %s in %q for hub templates: %w", m.GroupVersionKind.Kind, ns, err))
+		return nil, o.err
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+		o.record(m, out[i])
+	}
+	o.lists[key] = out
+	return out, nil
+}
+
+func (o *objectReader) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+}
+
+// record keeps the values of a Secret read, to be redacted.
+func (o *objectReader) record(m *meta.RESTMapping, obj *unstructured.Unstructured) {
+	if m.GroupVersionKind.Group != "" || m.GroupVersionKind.Kind != "Secret" {
+		return
+	}
+	data, _, _ := unstructured.NestedMap(obj.Object, "data")
+	for _, v := range data {
+		if v, ok := v.(string); ok {
+			o.secrets.AddEncoded(v)
+		}
+	}
+	stringData, _, _ := unstructured.NestedMap(obj.Object, "stringData")
+	for _, v := range stringData {
+		if v, ok := v.(string); ok {
+			o.secrets.Add([]byte(v))
+		}
+	}
 }
 
 // secretValues are the values of every Secret read so far, to be
 // redacted from messages.
-func (o *objectReader) secretValues() *policytemplate.Secrets {
-	out := &policytemplate.Secrets{}
-	for _, s := range o.secrets {
-		if s == nil {
-			continue
-		}
-		for _, v := range s.Data {
-			out.Add(v)
-		}
-		for _, v := range s.StringData {
-			out.Add([]byte(v))
-		}
-	}
-	return out
-}
+func (o *objectReader) secretValues() *policytemplate.Secrets { return &o.secrets }
 
 // hubTemplateEventNote is the note of the HubTemplateError event of a
 // copy: its notes, cut to what the API server takes, pointing at the
@@ -154,31 +218,4 @@ func hubTemplateEventNote(notes string, copy *policyv1.Policy) string {
 	return policytemplate.Cap(notes, policytemplate.MessageLimit,
 		fmt.Sprintf("the whole error is in the %s annotation of each policy template of Policy %s/%s",
 			templates.HubTemplatesErrorAnnotation, copy.Namespace, copy.Name))
-}
-
-// Secret reads Secret ns/name; nil when it does not exist.
-func (o *objectReader) Secret(ns, name string) (*corev1.Secret, error) {
-	return read(o, o.secrets, &corev1.Secret{}, ns, name)
-}
-
-func read[T client.Object](o *objectReader, seen map[string]T, obj T, ns, name string) (T, error) {
-	key := ns + "/" + name
-	if got, ok := seen[key]; ok {
-		return got, nil
-	}
-	var zero T
-	err := o.reader.Get(o.ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-	switch {
-	case apierrors.IsNotFound(err):
-		seen[key] = zero
-		return zero, nil
-	case err != nil:
-		err = fmt.Errorf("read %s/%s for hub templates: %w", ns, name, err)
-		if o.err == nil {
-			o.err = err
-		}
-		return zero, err
-	}
-	seen[key] = obj
-	return obj, nil
 }

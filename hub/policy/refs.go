@@ -6,7 +6,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -17,12 +16,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub/policy/templates"
 )
-
-// refResources are the resources hub templates read.
-var refResources = map[templates.Kind]schema.GroupVersionResource{
-	templates.ConfigMap: {Version: "v1", Resource: "configmaps"},
-	templates.Secret:    {Version: "v1", Resource: "secrets"},
-}
 
 // refWatches watches exactly the objects that roots' hub templates read,
 // one metadata-only watch per object (by name), and enqueues the roots
@@ -120,12 +113,15 @@ func (w *refWatches) withTemplates(root types.NamespacedName) bool {
 	return ok
 }
 
-// start watches one object by name; w.mu is held.
+// start watches one object by name (all of its kind in its namespace,
+// for a list); w.mu is held.
 func (w *refWatches) start(ref templates.Ref) context.CancelFunc {
 	ctx, cancel := context.WithCancel(w.ctx)
-	inf := metadatainformer.NewFilteredMetadataInformer(w.client, refResources[ref.Kind], ref.Namespace, 0, toolscache.Indexers{},
+	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.Resource, ref.Namespace, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+			if ref.Name != "" {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+			}
 		}).Informer()
 	changed := func(any) { w.enqueue(ref) }
 	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

@@ -63,15 +63,15 @@ var _ = Describe("Policy secrets", func() {
 			"sec-create": secretSpec("enforce", "musthave", configMapDefinition("sec-label", map[string]any{"marker": fromMarker + "!"}, nil)),
 			// Template errors after reading: functions that quote their argument.
 			"sec-fromsecret": secretSpec("inform", "musthave", configMapDefinition("sec-int", nil, map[string]any{
-				"n": `{{ fromSecret "default" "keys" "marker" | base64dec | toInt }}`})),
+				"n": `{{ fromSecret "default" "keys" "marker" | base64dec | mustToDate "2006-01-02" }}`})),
 			"sec-lookup": secretSpec("inform", "musthave", configMapDefinition("sec-bool", nil, map[string]any{
-				"b": `{{ (lookup "v1" "Secret" "default" "keys").data.marker | base64dec | toBool }}`})),
+				"b": `{{ (lookup "v1" "Secret" "default" "keys").data.marker | base64dec | mustToDate "2006-01-02" }}`})),
 			"sec-lookup-list": secretSpec("inform", "musthave", configMapDefinition("sec-list", nil, map[string]any{
-				"n": `{{ range (lookup "v1" "Secret" "default" "").items }}{{ index .data "tls.key" | base64dec | toInt }}{{ end }}`})),
+				"n": `{{ range (lookup "v1" "Secret" "default" "").items }}{{ index .data "tls.key" | base64dec | mustToDate "2006-01-02" }}{{ end }}`})),
 			"sec-object": secretSpec("inform", "musthave", map[string]any{
 				"apiVersion": "v1", "kind": "Secret",
 				"metadata": map[string]any{"name": "keys", "namespace": "default",
-					"labels": map[string]any{"n": `{{ .Object.data.marker | base64dec | toInt }}`}},
+					"labels": map[string]any{"n": `{{ .Object.data.marker | base64dec | mustToDate "2006-01-02" }}`}},
 			}),
 			// A mismatch, whose diff would carry the values.
 			"sec-mismatch": secretSpec("inform", "mustonlyhave", configMapDefinition("sec-copy", nil, map[string]any{"marker": fromMarker})),
@@ -90,8 +90,8 @@ var _ = Describe("Policy secrets", func() {
 		By("reporting every template")
 		failed := map[string]string{
 			"sec-update": "failed to update with the error", "sec-create": "cannot be created",
-			"sec-fromsecret": "error calling toInt", "sec-lookup": "error calling toBool", "sec-lookup-list": "error calling toInt",
-			"sec-object": "error calling toInt", "sec-mismatch": "found but not as specified", "sec-secret-mismatch": "found but not as specified",
+			"sec-fromsecret": "error calling mustToDate", "sec-lookup": "error calling mustToDate", "sec-lookup-list": "error calling mustToDate",
+			"sec-object": "error calling mustToDate", "sec-mismatch": "found but not as specified", "sec-secret-mismatch": "found but not as specified",
 		}
 		for name, words := range failed {
 			Eventually(c.latest(ctx, copied.Name, name)).Should(ContainSubstring(words), "template %s", name)
@@ -117,10 +117,10 @@ var _ = Describe("Policy secrets", func() {
 		want := map[string]string{
 			"sec-update":          "jobs [sec-job] in namespace default failed to update with the error `Job.batch \"sec-job\" is invalid: spec.template: Invalid value: field is immutable (values withheld: the template read a Secret)`",
 			"sec-create":          "configmaps [sec-label] in namespace default is missing, and cannot be created, reason: `ConfigMap \"sec-label\" is invalid: metadata.labels: Invalid value",
-			"sec-fromsecret":      "error calling toInt: strconv.Atoi: parsing \"[redacted]\": invalid syntax",
-			"sec-lookup":          "error calling toBool: strconv.ParseBool: parsing \"[redacted]\": invalid syntax",
-			"sec-lookup-list":     "error calling toInt: strconv.Atoi: parsing",
-			"sec-object":          "error calling toInt: strconv.Atoi: parsing \"[redacted]\": invalid syntax",
+			"sec-fromsecret":      "error calling mustToDate: parsing time \"[redacted]\" as \"2006-01-02\": cannot parse \"[redacted]\" as \"2006\"",
+			"sec-lookup":          "error calling mustToDate: parsing time \"[redacted]\" as \"2006-01-02\": cannot parse \"[redacted]\" as \"2006\"",
+			"sec-lookup-list":     "error calling mustToDate: parsing time",
+			"sec-object":          "error calling mustToDate: parsing time \"[redacted]\" as \"2006-01-02\": cannot parse \"[redacted]\" as \"2006\"",
 			"sec-mismatch":        "configmaps [sec-copy] found but not as specified in namespace default",
 			"sec-secret-mismatch": "secrets [keys] found but not as specified in namespace default",
 		}
@@ -140,19 +140,19 @@ var _ = Describe("Policy secrets", func() {
 			Data:       map[string][]byte{"tls.key": []byte(secret.key), "marker": []byte(secret.marker)},
 		})).To(Succeed())
 		root := configMapPolicy(ns, "hub-secrets", "hub-secrets", map[string]any{
-			"key": `{{hub fromSecret "" "hub-keys" "tls.key" | base64dec | toInt hub}}`,
+			"key": `{{hub fromSecret "" "hub-keys" "tls.key" | base64dec | mustToDate "2006-01-02" hub}}`,
 		})
 		Expect(hubCP.Client.Create(ctx, root)).To(Succeed())
 		bindPolicy(ctx, ns, "binding", "prod", policySubject(root.Name))
 
-		Eventually(hubTemplateError(ctx, cluster, ns, root.Name)).Should(ContainSubstring(`error calling toInt: strconv.Atoi: parsing`))
+		Eventually(hubTemplateError(ctx, cluster, ns, root.Name)).Should(ContainSubstring(`error calling mustToDate: parsing time`))
 		Expect(secret.foundIn(hubObjects(ctx, hubCP.Config, func(o map[string]any) bool {
 			md, _ := o["metadata"].(map[string]any)
 			return o["kind"] == "Secret" && md["namespace"] == ns && md["name"] == "hub-keys"
 		}))).To(BeEmpty())
-		Expect(hubTemplateError(ctx, cluster, ns, root.Name)()).To(ContainSubstring(`error calling toInt: strconv.Atoi: parsing "[redacted]": invalid syntax`))
+		Expect(hubTemplateError(ctx, cluster, ns, root.Name)()).To(ContainSubstring(`error calling mustToDate: parsing time "[redacted]`))
 		Eventually(rootEvents(ctx, ns, root.Name)).Should(ContainElement(And(
-			ContainSubstring("policy template 0 for cluster "+cluster), ContainSubstring("error calling toInt"))),
+			ContainSubstring("policy template 0 for cluster "+cluster), ContainSubstring("error calling mustToDate"))),
 			"the HubTemplateError event reaches the API server")
 		Expect(rootEvents(ctx, ns, root.Name)()).To(HaveEach(WithTransform(func(s string) int { return len(s) }, BeNumerically("<=", 1024))))
 	})

@@ -54,10 +54,10 @@ var _ = Describe("Policy hub templates", func() {
 		Expect(hubCP.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "site"}})).To(Succeed())
 		Eventually(hubTemplateError(ctx, a, ns, root.Name)).Should(And(
 			HavePrefix("failed to resolve the template {"),
-			ContainSubstring("failed to get the configmap site from "+ns+": not found")))
+			ContainSubstring("failed getting the ConfigMap site from "+ns+`: configmaps "site" not found`)))
 		Expect(copiedData(ctx, a, ns, root.Name)()).To(HaveKeyWithValue("dns", dnsTemplate), "never half-resolved")
 		Eventually(rootEvents(ctx, ns, root.Name)).Should(ContainElement(And(
-			ContainSubstring("policy template 0 for cluster "+a), ContainSubstring("failed to get the configmap site"))))
+			ContainSubstring("policy template 0 for cluster "+a), ContainSubstring("failed getting the ConfigMap site"))))
 
 		By("resolving once more when the ConfigMap is back")
 		setConfigMap(ctx, ns, "site", map[string]string{"dns": "10.0.0.3"})
@@ -77,7 +77,7 @@ var _ = Describe("Policy hub templates", func() {
 		bindPolicy(ctx, ns, "binding", "prod", policySubject(root.Name))
 
 		Eventually(hubTemplateError(ctx, a, ns, root.Name)).Should(ContainSubstring(
-			"the Secret kube-system/bootstrap-token is out of reach: hub templates read only the namespace of the policy, " + ns))
+			"the namespace argument is restricted to " + ns + ": the Secret kube-system/bootstrap-token is out of reach, hub templates read only the namespace of the policy"))
 		Expect(copiedData(ctx, a, ns, root.Name)()).To(HaveKeyWithValue("token", ContainSubstring("{{hub fromSecret")))
 	})
 

@@ -388,7 +388,7 @@ object-templates:
 object-templates:
 - complianceType: musthave
   objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: '{{ fromConfigMap "default" "nope" "x" }}'}}`,
-			`NonCompliant; violation - failed to resolve the template: template: tmpl:4:12: executing "tmpl" at <fromConfigMap "default" "nope" "x">: error calling fromConfigMap: failed to get the configmap nope from default: not found`},
+			`NonCompliant; violation - failed to resolve the template: template: tmpl:4:12: executing "tmpl" at <fromConfigMap "default" "nope" "x">: error calling fromConfigMap: failed getting the ConfigMap nope from default: configmaps "nope" not found`},
 		{"templates: hub templates never reach a cluster", `
 object-templates:
 - complianceType: musthave
@@ -403,11 +403,11 @@ object-templates-raw: |
 			"Compliant; notification - configmaps [cm] found as specified in namespace app-1; notification - configmaps [cm] found as specified in namespace app-2"},
 		{"object-templates-raw that does not parse", `
 object-templates-raw: |
-  {{- range (list "prod" "staging") }}
+  {{- range (listOf "prod" "staging") }}
   - complianceType: musthave
     objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: {{ . }}}}
   {{- end }}`,
-			`NonCompliant; violation - failed to parse the template: template: tmpl:1: function "list" not defined`},
+			`NonCompliant; violation - failed to parse the template: template: tmpl:1: function "listOf" not defined`},
 		// bad input
 		{"unknown kind", `
 object-templates:

@@ -6,13 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
 	"github.com/flotilla-io/flotilla/internal/tmplexec"
@@ -38,7 +33,7 @@ func (e *evaluator) resolve(raw []byte) ([]byte, resolution, error) {
 // compileDefinition parses the Go templates of an object definition, as
 // YAML, to be resolved once or (perObject) for each of many objects.
 func (e *evaluator) compileDefinition(raw []byte, perObject bool) (*compiled, error) {
-	y, err := yaml.JSONToYAML(raw)
+	y, err := policytemplate.JSONToYAML(raw)
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert the object definition to YAML: %w", err)
 	}
@@ -53,7 +48,7 @@ func (c *compiled) resolve(data *objectContext) ([]byte, resolution, error) {
 	if err != nil || res.skipped {
 		return nil, res, err
 	}
-	j, err := yaml.YAMLToJSON([]byte(out))
+	j, err := policytemplate.YAMLToJSON([]byte(out))
 	if err != nil {
 		return nil, res, fmt.Errorf("the resolved template is not valid YAML: %w", err)
 	}
@@ -119,141 +114,16 @@ func (e *evaluator) compile(text string, perObject bool) (*compiled, error) {
 
 // run executes the template with data as dot (nil: no dot).
 func (c *compiled) run(data *objectContext) (string, resolution, error) {
-	c.f.resolution = resolution{}
+	c.f.resolution, c.f.read.Sensitive = resolution{}, false
 	var dot any
 	if data != nil {
 		dot = data
 	}
 	var b strings.Builder
-	if err := c.tpl.Execute(&b, dot); err != nil {
+	err := c.tpl.Execute(&b, dot)
+	c.f.sensitive = c.f.read.Sensitive
+	if err != nil {
 		return "", c.f.resolution, fmt.Errorf("failed to resolve the template: %w", err)
 	}
 	return b.String(), c.f.resolution, nil
-}
-
-// funcs are the template functions of one resolution.
-type funcs struct {
-	e *evaluator
-	resolution
-}
-
-// funcMap are the functions of managed-cluster templates; perObject adds
-// skipObject.
-func (f *funcs) funcMap(perObject bool) tmplexec.FuncMap {
-	m := policytemplate.HelperFuncs()
-	m["lookup"] = f.lookup
-	m["fromSecret"] = f.fromSecret
-	m["fromConfigMap"] = f.fromConfigMap
-	m["fromClusterClaim"] = f.fromClusterClaim
-	if perObject {
-		m["skipObject"] = f.skipObject
-	}
-	return m
-}
-
-// skipObject leaves the object the template is resolved for out of the
-// evaluation; with a boolean argument, only when it is true.
-func (f *funcs) skipObject(args ...any) (string, error) {
-	switch len(args) {
-	case 0:
-		f.skipped = true
-	case 1:
-		b, ok := args[0].(bool)
-		if !ok {
-			return "", fmt.Errorf("skipObject only accepts one optional boolean argument but received %v (%T)", args[0], args[0])
-		}
-		f.skipped = f.skipped || b
-	default:
-		return "", fmt.Errorf("skipObject only accepts one optional boolean argument but received %d", len(args))
-	}
-	return "", nil
-}
-
-// get reads one object of kind gvk; nil when it does not exist.
-func (f *funcs) get(gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
-	m, err := f.e.r.Mapping(gvk)
-	if err != nil {
-		return nil, err
-	}
-	return f.e.r.Get(f.e.ctx, m, ns, name)
-}
-
-// lookup returns the object apiVersion/kind ns/name (an empty map when it
-// does not exist), or with an empty name the list of such objects whose
-// labels match the selectors.
-func (f *funcs) lookup(apiVersion, kind, ns, name string, selectors ...string) (map[string]any, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil, err
-	}
-	gvk := gv.WithKind(kind)
-	if gvk.GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
-		f.sensitive = true
-	}
-	if name != "" {
-		obj, err := f.get(gvk, ns, name)
-		if err != nil || obj == nil {
-			return map[string]any{}, err
-		}
-		return runtime.DeepCopyJSON(obj.Object), nil
-	}
-	sel, err := labels.Parse(strings.Join(selectors, ","))
-	if err != nil {
-		return nil, fmt.Errorf("invalid label selector %q: %w", strings.Join(selectors, ","), err)
-	}
-	m, err := f.e.r.Mapping(gvk)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := f.e.r.List(f.e.ctx, m, ns, sel)
-	if err != nil {
-		return nil, err
-	}
-	sortByName(objs)
-	items := make([]any, len(objs))
-	for i, o := range objs {
-		items[i] = runtime.DeepCopyJSON(o.Object)
-	}
-	return map[string]any{"apiVersion": apiVersion, "kind": kind + "List", "items": items}, nil
-}
-
-// fromSecret returns the value of key in Secret ns/name, base64-encoded as
-// it is stored, so that it can go into another Secret's data.
-func (f *funcs) fromSecret(ns, name, key string) (string, error) {
-	f.sensitive = true
-	obj, err := f.get(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, ns, name)
-	if err != nil {
-		return "", err
-	}
-	if obj == nil {
-		return "", fmt.Errorf("failed to get the secret %s from %s: not found", name, ns)
-	}
-	v, _, _ := unstructured.NestedString(obj.Object, "data", key)
-	return v, nil
-}
-
-// fromConfigMap returns the value of key in ConfigMap ns/name.
-func (f *funcs) fromConfigMap(ns, name, key string) (string, error) {
-	obj, err := f.get(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, ns, name)
-	if err != nil {
-		return "", err
-	}
-	if obj == nil {
-		return "", fmt.Errorf("failed to get the configmap %s from %s: not found", name, ns)
-	}
-	v, _, _ := unstructured.NestedString(obj.Object, "data", key)
-	return v, nil
-}
-
-// fromClusterClaim returns the value of ClusterClaim name.
-func (f *funcs) fromClusterClaim(name string) (string, error) {
-	obj, err := f.get(clusterv1alpha1.SchemeGroupVersion.WithKind("ClusterClaim"), "", name)
-	if err != nil {
-		return "", err
-	}
-	if obj == nil {
-		return "", fmt.Errorf("failed to get the cluster claim %s: not found", name)
-	}
-	v, _, _ := unstructured.NestedString(obj.Object, "spec", "value")
-	return v, nil
 }
