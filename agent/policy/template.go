@@ -19,16 +19,12 @@ import (
 func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemplate) (policyv1.DetailsPerTemplate, error) {
 	d := previousDetail(s.policy, t)
 	d.TemplateMeta = metav1.ObjectMeta{Name: t.DisplayName()}
-	if t.Err != nil {
-		if t.HubTemplateError && t.Name != "" {
-			// The hub will resolve it again: what is on the cluster stays,
-			// unevaluated, rather than being pruned meanwhile.
-			s.keep[t.Name] = true
-			s.keepOther[otherKey(t.Kind, t.Name)] = true
-		}
+	if t.Err != nil && !t.HubTemplateError {
 		r.templateError(s, &d, t.Err)
 		return d, nil
 	}
+	// Dependencies come before the hub's template error, as OCM checks
+	// them: a template that waits is Pending whatever the hub made of it.
 	if held, err := r.holdBack(ctx, s, t, &d); held || err != nil {
 		// A template held back is not on the cluster: pruneTemplates
 		// removes it, as OCM does.
@@ -36,6 +32,16 @@ func (r *reconciler) template(ctx context.Context, s *scope, t engine.PolicyTemp
 			s.ignored[len(s.details)] = true
 		}
 		return d, err
+	}
+	if t.Err != nil {
+		if t.Name != "" {
+			// The hub will resolve it again: what is on the cluster stays,
+			// unevaluated, rather than being pruned meanwhile.
+			s.keep[t.Name] = true
+			s.keepOther[otherKey(t.Kind, t.Name)] = true
+		}
+		r.templateError(s, &d, t.Err)
+		return d, nil
 	}
 	if t.ConfigurationPolicy == nil {
 		return r.otherKind(ctx, s, t, d)
