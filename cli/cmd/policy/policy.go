@@ -42,6 +42,7 @@ type policyTestOptions struct {
 	*cmdutil.Globals
 	against string
 	output  string
+	hub     hubOptions
 }
 
 func newPolicyTestCommand(g *cmdutil.Globals) *cobra.Command {
@@ -62,12 +63,13 @@ and what enforce would do.
 
 Other objects in POLICY.yaml (Placements, PlacementBindings, PolicySets)
 are ignored. The exit code is 0 when every policy is compliant, 1
-otherwise, so that the command can gate a CI pipeline.`,
+otherwise, so that the command can gate a CI pipeline.
+` + hubTemplatesHelp,
 		Example: `  # Would the example policy pass on a cluster holding the objects in ./cluster?
   flotilla policy test policy-namespace.yaml --against ./cluster
 
   # Against a live cluster, with the results as JSON.
-  flotilla policy test policy-namespace.yaml --against cluster1.kubeconfig -o json`,
+  flotilla policy test policy-namespace.yaml --against cluster1.kubeconfig -o json` + hubTemplatesExample,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("name one policy file (got %d): flotilla policy test POLICY.yaml --against DIR", len(args))
@@ -85,6 +87,7 @@ otherwise, so that the command can gate a CI pipeline.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.against, "against", "", "the cluster to evaluate against: a directory or file of YAML/JSON objects, or a kubeconfig")
+	o.hub.addFlags(cmd)
 	cmdutil.AddOutputFlag(cmd, &o.output, cmdutil.OutputJSON, cmdutil.OutputYAML)
 	return cmd
 }
@@ -119,6 +122,9 @@ type policyTestAction struct {
 func (o *policyTestOptions) run(ctx context.Context, path string) error {
 	policies, err := readPolicies(path)
 	if err != nil {
+		return err
+	}
+	if err := o.hub.resolve(ctx, path, policies); err != nil {
 		return err
 	}
 	reader, what, err := o.reader()
