@@ -6,8 +6,11 @@
 // Idea: the hub copies each Policy placed on cluster <c> into hub
 // namespace <c> as <rootns>.<rootname>. For each ConfigurationPolicy in
 // its policy-templates the agent keeps a ConfigurationPolicy of that name
-// in its own namespace on the spoke (labelled with the policy), so that
-// everyone on the cluster can see what is checked and how it stands;
+// on the spoke in namespace <c> (named after the cluster, which it
+// creates, where OCM's agent keeps them and policies written for OCM look
+// for them; labelled with the policy), so that everyone on the cluster can
+// see what is checked and how it stands (migrate.go moves, on start, those
+// an older agent kept in its own namespace, status and all);
 // evaluates it with package engine (the Policy's remediationAction
 // overrides the template's); enforces (creates, updates, deletes) when
 // asked; and writes the outcome twice: into the spoke ConfigurationPolicy's
@@ -15,7 +18,10 @@
 // the replicated Policy's status on the hub (compliant, and per template
 // details[] with history[], newest first, at most 10, a new entry only
 // when the message changes, plus Flotilla's structured results; see
-// docs/policy-results.md). A template of another kind, or one the spoke
+// docs/policy-results.md). A CertificatePolicy is kept on the spoke the
+// same way and evaluated here (engine.EvaluateKind); a Gatekeeper
+// ConstraintTemplate or constraint is applied to the spoke and reported
+// from the status Gatekeeper writes (kinds.go). A template of another kind, or one the spoke
 // rejects, is reported as a template-error; so is one the hub marked with
 // the hub-templates-error annotation, whose spoke copy is kept as it is
 // until the hub resolves it.
@@ -67,7 +73,8 @@
 // only), and what the templates read.
 //
 // Writes, on the hub: replicated Policies' status, and an event on the
-// Policy whenever a template's message changes. On the spoke:
-// ConfigurationPolicies in the agent's namespace, and, when enforcing,
-// the objects the templates name.
+// Policy whenever a template's message changes. On the spoke: the
+// cluster's namespace, ConfigurationPolicies and CertificatePolicies in
+// it, Gatekeeper's objects of the policies, and, when enforcing, the
+// objects the templates name.
 package policy

@@ -48,6 +48,12 @@
 // that does not resolve) makes that object template NonCompliant with a
 // message that says why; the engine never panics on input.
 //
+// Besides ConfigurationPolicies, EvaluateKind evaluates CertificatePolicies
+// (certificates.go: the certificates of Secrets, with OCM's
+// cert-policy-controller's messages) and Gatekeeper's ConstraintTemplates
+// and constraints (gatekeeper.go: what Gatekeeper wrote in their status,
+// with OCM's framework's messages), for the agent and `policy test` alike.
+//
 // The engine links client-go and apimachinery only, never
 // k8s.io/kubernetes, so that the agent stays small.
 package engine
