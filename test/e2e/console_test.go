@@ -36,7 +36,7 @@ var artifactDir = func() string {
 }()
 
 var _ = Describe("flotilla console in headless Chromium", func() {
-	It("lists the fleet, turns a broken policy's cell NonCompliant live, shows a stopped agent's cluster, accepts a pending cluster, and hides what RBAC hides", func(ctx SpecContext) {
+	It("lists the fleet, turns a broken policy's cell NonCompliant live, draws a rollout's timeline without overlaps, shows a stopped agent's cluster, accepts a pending cluster, denies one only once confirmed, and hides what RBAC hides", func(ctx SpecContext) {
 		browser := startBrowser()
 		klog.LogToStderr(false)
 		klog.SetOutput(GinkgoWriter)
@@ -67,7 +67,8 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Eventually(func() error { return admin.Get(ctx, client.ObjectKey{Name: "cluster3"}, &clusterv1.ManagedCluster{}) }).Should(Succeed())
 
 		By("starting the console and opening its URL")
-		url := startConsole(ctx, hub.Kubeconfig)
+		url, console := startConsole(ctx, hub.Kubeconfig)
+		consoleStarted := time.Now()
 		Expect(chromedp.Do(browser, chromedp.Navigate(url))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster1"] .health`) }).Should(ContainSubstring("Available"))
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster2"] .health`) }).Should(ContainSubstring("Available"))
@@ -124,6 +125,22 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 			screenshot(browser, regexp.MustCompile(`\W`).ReplaceAllString(view, "-"))
 		}
 
+		By("rolling a ConfigMap out with the placement, then a new version: its events share a second, and the timeline's markers do not overlap")
+		settings := filepath.Join(GinkgoT().TempDir(), "settings.yaml")
+		for _, v := range []string{"1", "2"} {
+			Expect(os.WriteFile(settings, []byte(settingsConfigMap(v)), 0o600)).To(Succeed())
+			res = onHub("create", "work", "settings", "-f", settings, "--placement", "policies/everywhere", "--overwrite", "--wait", "--timeout", "3m")
+			Expect(res.code).To(Equal(0), res.stderr)
+		}
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/rollouts/policies/settings"))).To(Succeed())
+		var markers []timelineMarkers
+		Eventually(func() []timelineMarkers { markers = timelineBoxes(browser); return markers }, time.Minute).Should(HaveLen(3))
+		GinkgoWriter.Printf("timeline markers: %+v\ntimes:\n%s\n", markers, textOf(browser, `#timeline`))
+		for _, m := range markers {
+			Expect(m.overlap()).To(BeFalse(), "row %d: the applied circle %v and the available square %v overlap", m.Row, m.Applied, m.Available)
+		}
+		screenshot(browser, "rollout")
+
 		By("stopping the agent of cluster2: the fleet shows it unreachable, live")
 		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/fleet"))).To(Succeed())
 		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster2"] .health`) }).Should(ContainSubstring("Available"))
@@ -133,7 +150,7 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 
 		By("a user who may read the works of cluster1 only does not see those of cluster2")
 		viewer := restrictedKubeconfig(ctx, hub.Kubeconfig, dir)
-		viewerURL := startConsole(ctx, viewer)
+		viewerURL, _ := startConsole(ctx, viewer)
 		other := startBrowser()
 		Expect(chromedp.Do(other, chromedp.Navigate(viewerURL))).To(Succeed())
 		Eventually(func() string { return textOf(other, `tr[data-cluster="cluster2"] th`) }).Should(Equal("cluster2"))
@@ -148,11 +165,44 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Expect(chromedp.Do(other, chromedp.Navigate(consoleBase(viewerURL)+"/clusters/cluster1"))).To(Succeed())
 		Eventually(func() string { return textOf(other, `form[action="/actions/deny"] button`) }).Should(Equal("Deny"))
 		click(other, `form[action="/actions/deny"] button`)
+		Eventually(func() bool { return dialogOpen(other) }).Should(BeTrue())
+		click(other, `#confirm-yes`)
 		Eventually(func() string { return textOf(other, `#flash`) }).Should(And(ContainSubstring("Refused"), ContainSubstring("forbidden")))
 		mc := &clusterv1.ManagedCluster{}
 		Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster1"}, mc)).To(Succeed())
 		Expect(mc.Spec.HubAcceptsClient).To(BeTrue())
 		Expect(meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).To(BeTrue())
+
+		By("the fleet offers no Deny on healthy cluster3's row, but on unreachable cluster2's")
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/fleet"))).To(Succeed())
+		Eventually(func() string { return textOf(browser, `tr[data-cluster="cluster3"] .health`) }).Should(ContainSubstring("Available"))
+		Expect(textOf(browser, `tr[data-cluster="cluster3"] form[action="/actions/deny"]`)).To(BeEmpty())
+		Expect(textOf(browser, `tr[data-cluster="cluster2"] form[action="/actions/deny"] button`)).To(Equal("Deny"))
+
+		By("Deny on cluster3's page asks first: nothing is denied until confirmed, Cancel keeps it, and confirming denies it")
+		accepted := func() bool {
+			mc := &clusterv1.ManagedCluster{}
+			Expect(admin.Get(ctx, client.ObjectKey{Name: "cluster3"}, mc)).To(Succeed())
+			return mc.Spec.HubAcceptsClient
+		}
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/clusters/cluster3"))).To(Succeed())
+		click(browser, `form[action="/actions/deny"] button`)
+		Eventually(func() bool { return dialogOpen(browser) }).Should(BeTrue())
+		Expect(textOf(browser, `#confirm-question`)).To(HavePrefix("Deny cluster cluster3? The hub stops accepting it"))
+		screenshot(browser, "deny-confirm")
+		Consistently(accepted, 3*time.Second, 250*time.Millisecond).Should(BeTrue(), "denied before it was confirmed")
+		click(browser, `#confirm-no`)
+		Eventually(func() bool { return dialogOpen(browser) }).Should(BeFalse())
+		Consistently(accepted, 2*time.Second, 250*time.Millisecond).Should(BeTrue(), "denied though cancelled")
+		click(browser, `form[action="/actions/deny"] button`)
+		Eventually(func() bool { return dialogOpen(browser) }).Should(BeTrue())
+		click(browser, `#confirm-yes`)
+		Eventually(func() string { return textOf(browser, `#flash`) }).Should(Equal("Denied cluster cluster3."))
+		Expect(accepted()).To(BeFalse())
+
+		By("the console prints no controller-runtime SetLogger warning, which controller-runtime prints 30 s after start when no logger was set")
+		Consistently(console.Output).WithTimeout(max(time.Until(consoleStarted.Add(40*time.Second)), time.Second)).WithPolling(time.Second).
+			ShouldNot(ContainSubstring("log.SetLogger(...) was never called"))
 	})
 })
 
@@ -217,8 +267,9 @@ func screenshot(browser context.Context, name string) {
 
 var consoleURL = regexp.MustCompile(`Console: (http://127\.0\.0\.1:\d+)/login\?secret=\S+`)
 
-// startConsole runs `flotilla console --port 0` and returns its URL.
-func startConsole(ctx context.Context, kubeconfig string) string {
+// startConsole runs `flotilla console --port 0` and returns its URL and
+// its process.
+func startConsole(ctx context.Context, kubeconfig string) (string, *framework.Process) {
 	GinkgoHelper()
 	p, err := framework.StartProcess(context.WithoutCancel(ctx), filepath.Join(*binDir, "flotilla"), "console", "--port", "0", "--kubeconfig", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -226,7 +277,53 @@ func startConsole(ctx context.Context, kubeconfig string) string {
 	Expect(p.WaitForOutput("Console: http", 2*time.Minute)).To(Succeed(), p.Tail(20))
 	m := consoleURL.FindStringSubmatch(p.Output())
 	Expect(m).NotTo(BeNil(), p.Output())
-	return m[0][len("Console: "):]
+	return m[0][len("Console: "):], p
+}
+
+// dialogOpen says whether the console's confirmation dialog is open.
+func dialogOpen(browser context.Context) bool {
+	open, err := chromedp.Run(browser, chromedp.Evaluate[bool](`(function(){var d=document.getElementById("confirm");return !!(d&&d.open)})()`))
+	return err == nil && open
+}
+
+// timelineMarkers are the boxes, in CSS pixels, of one timeline row's
+// applied circle and available square, as the browser lays them out.
+type timelineMarkers struct {
+	Row                int
+	Applied, Available [4]float64 // left, top, right, bottom
+}
+
+func (m timelineMarkers) overlap() bool {
+	a, b := m.Applied, m.Available
+	return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+}
+
+// timelineBoxes measures the markers of the rows of the rollout timeline
+// that have both.
+func timelineBoxes(browser context.Context) []timelineMarkers {
+	js := `(function(){var out=[];document.querySelectorAll("figure svg g").forEach(function(g,i){
+		var c=g.querySelector("circle"),r=g.querySelector("rect");if(!c||!r)return;
+		var a=c.getBoundingClientRect(),b=r.getBoundingClientRect();
+		out.push({Row:i,Applied:[a.left,a.top,a.right,a.bottom],Available:[b.left,b.top,b.right,b.bottom]});});return out})()`
+	ctx, cancel := context.WithTimeout(browser, 10*time.Second)
+	defer cancel()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]timelineMarkers](js))
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// settingsConfigMap is a ConfigMap at a version, for a rollout.
+func settingsConfigMap(version string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: default
+data:
+  version: "` + version + `"
+`
 }
 
 // statusOf is the HTTP status of a GET of url without cookies.
