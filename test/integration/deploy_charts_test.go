@@ -2,28 +2,39 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/agent"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/deploy"
 	"github.com/flotilla-io/flotilla/hub"
+	hubpolicy "github.com/flotilla-io/flotilla/hub/policy"
+	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -56,9 +67,26 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 	})
 
 	It("installs the hub chart and runs the hub controllers as its ServiceAccount", func(ctx SpecContext) {
-		objs, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, map[string]any{"createNamespace": true, "apiServer": hubCluster.URL})
+		_, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, map[string]any{"apiServer": hubCluster.URL})
+		Expect(err).To(MatchError(ContainSubstring("is a loopback address")), "the chart refuses the loopback address this test's API server listens on: no agent in a pod reaches it")
+		// Two replicas with cert-manager's certificate, as a production hub
+		// runs. apiServer is the address agents use; the controllers here
+		// reach the test's API server with the ServiceAccount's kubeconfig
+		// below instead of the chart's, which names the in-cluster address.
+		objs, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, map[string]any{
+			"createNamespace": true, "apiServer": "https://hub.charted.example:6443", "replicas": 2,
+			"webhook":                   map[string]any{"certificate": map[string]any{"certManager": map[string]any{"enabled": true, "issuerRef": map[string]any{"name": "charted-ca"}}}},
+			"podLabels":                 map[string]any{"team": "fleet"},
+			"serviceAccount":            map[string]any{"annotations": map[string]any{"iam.example.com/role": "fleet"}},
+			"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}},
+		})
 		Expect(err).NotTo(HaveOccurred())
-		applyRendered(ctx, hubCluster.Client, objs)
+		// cert-manager's Certificate kind, as far as this API server needs
+		// to store one: nothing here issues it.
+		applyRendered(ctx, hubCluster.Client, append([]*unstructured.Unstructured{certificateCRD()}, objs...))
+		pdb := &policyv1.PodDisruptionBudget{}
+		Expect(hubCluster.Client.Get(ctx, client.ObjectKey{Namespace: deploy.HubNamespace, Name: "flotilla-hub"}, pdb)).To(Succeed())
+		Expect(pdb.Spec.MinAvailable.IntValue()).To(Equal(1))
 
 		kubeconfig := serviceAccountKubeconfig(ctx, hubCluster, deploy.HubNamespace, "flotilla-hub")
 		hubCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -67,7 +95,10 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			defer GinkgoRecover()
 			done <- hub.Run(hubCtx, hub.Options{
 				Kubeconfig: kubeconfig, MetricsAddr: "0", HealthProbeAddr: "0", LeaderElect: true,
-				Ready: func(hub.Info) { close(ready) },
+				// The mounted Secret cert-manager would write: a certificate
+				// in a directory, here one the hub issues itself.
+				Webhook: hub.WebhookOptions{CertDir: GinkgoT().TempDir(), SelfSigned: true},
+				Ready:   func(hub.Info) { close(ready) },
 			})
 		}()
 		stops = append(stops, func() { cancel(); Eventually(done, "30s").Should(Receive()) })
@@ -78,6 +109,17 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		case <-time.After(2 * time.Minute):
 			Fail("the hub controllers were not ready within 2m with the chart's ServiceAccount")
 		}
+
+		By("the hub fills in the webhook configurations the chart made, keeping cert-manager's CA-injection annotation")
+		for _, name := range []string{work.WebhookName, hubpolicy.WebhookName} {
+			Eventually(func(g Gomega) {
+				vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+				g.Expect(hubCluster.Client.Get(ctx, client.ObjectKey{Name: name}, vwc)).To(Succeed())
+				g.Expect(vwc.Annotations).To(HaveKeyWithValue("cert-manager.io/inject-ca-from", deploy.HubNamespace+"/flotilla-hub-webhook"))
+				g.Expect(vwc.Webhooks).NotTo(BeEmpty())
+				g.Expect(vwc.Webhooks[0].ClientConfig.CABundle).NotTo(BeEmpty())
+			}, "30s").Should(Succeed(), "ValidatingWebhookConfiguration %s", name)
+		}
 	})
 
 	It("installs the agent chart with a narrow execution role and joins as its ServiceAccount", func(ctx SpecContext) {
@@ -85,10 +127,15 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		token := hubInitToken(res.Stdout)
 
+		// The chart refuses the hub's loopback address, which no pod
+		// reaches; it is given a name, and the test stands in for the DNS
+		// that would resolve it, writing the hub's address into the
+		// bootstrap Secret before applying it.
+		const hubName = "https://hub.charted.example:6443"
 		objs, err := deploy.Render(deploy.AgentChart, agent.DefaultNamespace, map[string]any{
 			"clusterName":     cluster,
 			"createNamespace": true,
-			"hub":             map[string]any{"apiServer": hubCluster.URL, "caCert": string(hubCluster.CAData)},
+			"hub":             map[string]any{"apiServer": hubName, "caCert": string(hubCluster.CAData)},
 			"bootstrap":       map[string]any{"token": token},
 			// Only what the specs below deliver: ConfigMaps and Namespaces.
 			"execution": map[string]any{"rules": []any{map[string]any{
@@ -101,16 +148,45 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			},
 		})
 		Expect(err).NotTo(HaveOccurred())
+		var probe *corev1.Probe
+		for _, o := range objs {
+			switch {
+			case o.GetKind() == "Secret" && o.GetName() == agent.BootstrapSecretName:
+				data, _, _ := unstructured.NestedString(o.Object, "data", "kubeconfig")
+				kc, err := base64.StdEncoding.DecodeString(data)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(kc)).To(ContainSubstring("server: " + hubName))
+				kc = []byte(strings.Replace(string(kc), "server: "+hubName, "server: "+hubCluster.URL, 1))
+				Expect(unstructured.SetNestedField(o.Object, base64.StdEncoding.EncodeToString(kc), "data", "kubeconfig")).To(Succeed())
+			case o.GetKind() == "Deployment":
+				d := &appsv1.Deployment{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
+				probe = d.Spec.Template.Spec.Containers[0].ReadinessProbe
+			}
+		}
+		Expect(probe).NotTo(BeNil(), "the agent's Deployment has a readiness probe")
+		Expect(probe.HTTPGet).NotTo(BeNil())
 		applyRendered(ctx, spoke.Client, objs)
 
+		healthPort, err := framework.FreePort()
+		Expect(err).NotTo(HaveOccurred())
 		opts := agent.Options{
 			ClusterName:     cluster,
 			Namespace:       agent.DefaultNamespace,
 			SpokeKubeconfig: serviceAccountKubeconfig(ctx, spoke, agent.DefaultNamespace, "flotilla-agent"),
 			MetricsAddr:     "0",
-			HealthProbeAddr: "0",
+			HealthProbeAddr: fmt.Sprintf("127.0.0.1:%d", healthPort),
 		}
 		stops = append(stops, startAgentUnmanaged(opts).stop)
+		By("the agent answers its chart's readiness probe")
+		Eventually(func() int {
+			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", healthPort, probe.HTTPGet.Path))
+			if err != nil {
+				return 0
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}, "60s", "500ms").Should(Equal(http.StatusOK))
 		Eventually(func() int {
 			return flotilla(ctx, "accept", "--clusters", cluster, "--kubeconfig", hubCluster.AdminKubeconfig).Code
 		}, "60s", "1s").Should(Equal(0))
@@ -242,4 +318,25 @@ func sharedExample(name string) string {
 	p, err := framework.SharedExample(name)
 	Expect(err).NotTo(HaveOccurred())
 	return p
+}
+
+// certificateCRD serves cert-manager's Certificate kind, whatever its
+// fields, for a chart that makes one.
+func certificateCRD() *unstructured.Unstructured {
+	GinkgoHelper()
+	crd := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: certificates.cert-manager.io}
+spec:
+  group: cert-manager.io
+  names: {plural: certificates, singular: certificate, kind: Certificate, listKind: CertificateList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`), &crd.Object)).To(Succeed())
+	return crd
 }
