@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,10 +17,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -72,6 +75,11 @@ func Setup(mgr manager.Manager, r Rotation) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bootstraptoken").
 		WatchesRawSource(source.Kind(secrets, client.Object(&corev1.Secret{}), always)).
+		// Deleting the bootstrap ClusterRole closes the join path; init
+		// puts it back.
+		Watches(&rbacv1.ClusterRole{}, always, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == ClusterRoleName
+		}))).
 		// A hub without tokens has no Secret event to start from.
 		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 			q.Add(key)
@@ -82,8 +90,14 @@ func Setup(mgr manager.Manager, r Rotation) error {
 
 // Reconcile creates a token when the newest has no more than the overlap
 // left, deletes the hub's expired tokens, and wakes up at the next change.
+// While the join path is closed it creates none: a token would hand out a
+// join that fails.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.Result, error) {
 	logger := klog.FromContext(ctx)
+	open, err := JoinPathOpen(ctx, r.Reader)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	list := &corev1.SecretList{}
 	if err := r.Reader.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{RotationLabel: RotationValue}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list bootstrap tokens: %w", err)
@@ -103,6 +117,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.R
 	}
 	now := r.Clock.Now()
 	p := r.Rotation.decide(now, tokens)
+	if !open {
+		p = decideClosed(now, tokens)
+		logger.Info("Creating no bootstrap token", "reason", ClosedMessage)
+	}
 	var errs []error
 	for _, name := range p.remove {
 		s := &corev1.Secret{}

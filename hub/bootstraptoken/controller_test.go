@@ -22,7 +22,7 @@ func TestReconcileRotates(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(start)
 	// A token that flotilla init made by hand is neither rotated nor deleted.
 	manual := Secret("manual", "0123456789abcdef", start.Add(time.Hour))
-	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(manual).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(manual, ClusterRole()).Build()
 	r := &Reconciler{Reader: c, Writer: c, Clock: clk, Rotation: Rotation{Lifetime: 24 * time.Hour, Overlap: 6 * time.Hour}}
 
 	seen := map[string]bool{}
@@ -60,6 +60,38 @@ func TestReconcileRotates(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(manual), &corev1.Secret{}); err != nil {
 		t.Errorf("the token made by hand: %v", err)
+	}
+}
+
+// TestReconcileClosed checks that a hub whose bootstrap ClusterRole was
+// deleted (clusteradm delete token) makes no token, still deletes expired
+// ones, and rotates again once the ClusterRole is back (flotilla init).
+func TestReconcileClosed(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	expired := Secret("expired", "0123456789abcdef", start.Add(-time.Minute))
+	expired.Labels[RotationLabel] = RotationValue
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(expired).Build()
+	r := &Reconciler{Reader: c, Writer: c, Clock: clk, Rotation: DefaultRotation}
+	res, err := r.Reconcile(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hub := hubTokens(t, c); len(hub) != 0 {
+		t.Errorf("closed join path: tokens %v, want none", hub)
+	}
+	if res.RequeueAfter != 0 {
+		t.Errorf("closed join path with no token: RequeueAfter %s, want none (the ClusterRole's return wakes it)", res.RequeueAfter)
+	}
+	if err := c.Create(ctx, ClusterRole()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if hub := hubTokens(t, c); len(hub) != 1 {
+		t.Errorf("opened again: tokens %v, want one", hub)
 	}
 }
 

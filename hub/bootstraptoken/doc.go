@@ -19,14 +19,22 @@
 //   - The ServiceAccount open-cluster-management/agent-registration-bootstrap,
 //     whose TokenRequest tokens `clusteradm get token` hands out.
 //
-// Install (at every hub start) creates the namespace open-cluster-management,
-// that ServiceAccount, the ClusterRole open-cluster-management:bootstrap (no
-// more than joining needs) and its bindings to the token group and to the
-// ServiceAccount. It does not put back a binding or ServiceAccount that
-// `clusteradm delete token` removed while the hub runs: that is how a hub
-// admin turns off joining until the next start.
+// The ClusterRole open-cluster-management:bootstrap (no more than joining
+// needs) is the join path: while it exists, join tokens and the
+// ServiceAccount can join. Open (flotilla init) creates the namespace
+// open-cluster-management, the ServiceAccount, that ClusterRole and its
+// bindings to the token group and to the ServiceAccount, and puts back
+// what is missing. `clusteradm delete token` deletes the ClusterRole, the
+// ServiceAccount and its binding, which closes the join path, as on OCM:
+// the rotation controller then creates no token (a token that cannot join
+// would be handed out), and Install, which runs at every hub start, opens
+// it unless it was closed: the ClusterRole is missing while its binding to
+// the token group, which clusteradm leaves, is there (a new hub has
+// neither). JoinPathOpen says which it is, and ClosedMessage says so to
+// users.
 //
 // The rotation controller watches only the token Secrets it created, through
-// a cache filtered by label, and wakes up with RequeueAfter at the next
-// rotation or expiry; its clock is injected, so tests never sleep.
+// a cache filtered by label, and the bootstrap ClusterRole; it wakes up
+// with RequeueAfter at the next rotation or expiry; its clock is injected,
+// so tests never sleep.
 package bootstraptoken

@@ -75,3 +75,20 @@ func (r Rotation) decide(now time.Time, tokens []token) plan {
 	}
 	return p
 }
+
+// decideClosed plans a reconcile at now while the join path is closed:
+// remove the expired tokens, create none, and wake when the next expires.
+func decideClosed(now time.Time, tokens []token) plan {
+	var p plan
+	for _, t := range tokens {
+		left := t.expires.Sub(now)
+		if left <= 0 {
+			p.remove = append(p.remove, t.name)
+			continue
+		}
+		if p.wake == 0 || left < p.wake {
+			p.wake = left
+		}
+	}
+	return p
+}

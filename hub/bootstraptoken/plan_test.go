@@ -56,6 +56,18 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestDecideClosed(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	got := decideClosed(now, []token{{"a", now.Add(-time.Hour)}, {"b", now.Add(3 * time.Hour)}, {"c", now.Add(time.Hour)}})
+	want := plan{remove: []string{"a"}, wake: time.Hour}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(plan{})); diff != "" {
+		t.Errorf("decideClosed (-want +got):\n%s", diff)
+	}
+	if got := decideClosed(now, nil); !cmp.Equal(got, plan{}, cmp.AllowUnexported(plan{})) {
+		t.Errorf("no token: %+v, want nothing to do and no wake-up", got)
+	}
+}
+
 func TestRotationValidate(t *testing.T) {
 	cases := []struct {
 		r  Rotation

@@ -2,6 +2,7 @@ package get
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 )
 
 func newGetTokenCommand(g *cmdutil.Globals) *cobra.Command {
@@ -21,7 +23,12 @@ stays valid for a while yet. When every join token has expired (or would
 soon), a new one is created that lives --token-ttl.
 
 Unlike init, it does not repair the hub's bootstrap RBAC or cluster-info:
-run init once per hub.`,
+run init once per hub.
+
+When the join path is closed (the ClusterRole open-cluster-management:bootstrap
+is missing, as after clusteradm delete token), no cluster could join with a
+token: get token then fails, hands out no token, and says to run init, which
+opens the join path again.`,
 		Example: `  # The join command to paste on a new cluster.
   flotilla get token
 
@@ -44,6 +51,9 @@ func runGetToken(ctx context.Context, o *handshake.TokenOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkJoinPathOpen(ctx, c); err != nil {
+		return err
+	}
 	t, created, err := handshake.EnsureToken(ctx, c, o.TokenTTL, false)
 	if err != nil {
 		return err
@@ -56,4 +66,17 @@ func runGetToken(ctx context.Context, o *handshake.TokenOptions) error {
 		o.Notef("Warning: ClusterRoleBinding %s is missing on the hub, so joins will fail: run `flotilla init`", handshake.BootstrapRoleName)
 	}
 	return o.PrintJoin(handshake.JoinInfo{HubToken: t.String(), HubAPIServer: o.AgentURL(c)}, t.Expires)
+}
+
+// checkJoinPathOpen fails when no cluster could join with a token: the
+// bootstrap ClusterRole is missing (clusteradm delete token deletes it).
+func checkJoinPathOpen(ctx context.Context, c *cmdutil.Clients) error {
+	_, err := c.Kube.RbacV1().ClusterRoles().Get(ctx, handshake.BootstrapRoleName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("the join path of %s is closed: the ClusterRole %s, which every join token needs, is missing "+
+			"(clusteradm delete token deletes it, with the ServiceAccount %s/%s and its binding), so no cluster could join: no token is handed out\n"+
+			"Run `flotilla init` against the hub to open it again: it re-creates what was deleted and prints the join command",
+			c.Where, handshake.BootstrapRoleName, bootstraptoken.Namespace, bootstraptoken.ServiceAccountName)
+	}
+	return cmdutil.Explain(err, c.Where, "read ClusterRole "+handshake.BootstrapRoleName)
 }

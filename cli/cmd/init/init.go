@@ -12,6 +12,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
 	"github.com/flotilla-io/flotilla/deploy"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
 
@@ -41,6 +42,12 @@ init talks to the hub with its admin kubeconfig and makes sure that:
     group. It allows no more than joining: get configmaps; create, get, list and
     watch certificatesigningrequests; get, create, list and watch managedclusters;
     create managedclustersets/join.
+  - OCM's bootstrap ServiceAccount open-cluster-management/agent-registration-bootstrap
+    (whose tokens clusteradm get token hands out) exists and is bound to that role.
+
+clusteradm delete token deletes that ClusterRole, the ServiceAccount and its
+binding, which closes the join path: the hub then makes no join token and
+flotilla get token refuses to hand one out. init is how to open it again.
   - the ConfigMap kube-public/cluster-info exists, from which agents learn the
     hub's CA.
 
@@ -145,6 +152,15 @@ func (o *initOptions) run(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	// What clusteradm delete token deletes besides: the bootstrap
+	// ServiceAccount and its binding.
+	changed, err = bootstraptoken.Open(ctx, c.Kube)
+	for _, what := range changed {
+		o.Notef("Hub: %s", what)
+	}
+	if err != nil {
+		return cmdutil.Explain(err, c.Where, "open the join path")
 	}
 	t, created, err := handshake.EnsureTokenFor(ctx, c, o.TokenTTL, o.newToken, o.clusterName)
 	if err != nil {
