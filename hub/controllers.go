@@ -23,7 +23,11 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 		clusterset.Setup, placement.Setup, policy.Setup, workreplicaset.Setup,
 		inventory.Setup,
 		addon.Setup,
-		func(mgr manager.Manager) error { return clustermanager.Setup(mgr, version.Version) },
+		func(mgr manager.Manager) error {
+			return clustermanager.Setup(mgr, clustermanager.Options{
+				Version: version.Version, Namespace: Namespace, Holder: opts.LeaderIdentity, WorkWebhook: opts.Webhook.enabled(),
+			})
+		},
 		func(mgr manager.Manager) error { return bootstraptoken.Setup(mgr, opts.bootstrapTokens()) },
 	} {
 		if err := setup(mgr); err != nil {

@@ -3,25 +3,31 @@ package clustermanager
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
+	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/manifests"
 )
 
@@ -32,34 +38,70 @@ const Name = "cluster-manager"
 // looks again.
 const notEstablishedRetry = 10 * time.Second
 
-// Reconciler keeps the ClusterManager and its status.
+// Reconciler keeps the ClusterManager and its status, and the Leases of
+// the OCM components the hub does the work of.
 type Reconciler struct {
 	Client client.Client
 	// CRDs reads the CustomResourceDefinitions.
 	CRDs apiextensionsclient.Interface
 	// Want are the names of the CRDs the hub installs.
 	Want []string
+	Options
+}
+
+// Options say what the hub process that runs the controller is.
+type Options struct {
 	// Version is the hub's version, named in the Applied condition.
 	Version string
+	// Namespace holds the components' Leases: the hub's own namespace.
+	Namespace string
+	// Holder names this process in the Leases it holds; empty means the
+	// host's name.
+	Holder string
+	// WorkWebhook says that this process serves the ManifestWork
+	// admission webhook.
+	WorkWebhook bool
 }
 
 // Setup adds the ClusterManager controller to mgr.
-func Setup(mgr manager.Manager, version string) error {
+func Setup(mgr manager.Manager, opts Options) error {
 	crds, err := manifests.AllCRDs()
 	if err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Version: version}
+	if opts.Holder == "" {
+		if opts.Holder, err = os.Hostname(); err != nil {
+			return fmt.Errorf("name this hub process in its Leases: %w", err)
+		}
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Options: opts}
 	for _, crd := range crds {
 		r.Want = append(r.Want, crd.Name)
 	}
 	if r.CRDs, err = apiextensionsclient.NewForConfig(mgr.GetConfig()); err != nil {
 		return err
 	}
+	// The Leases are renewed apart from the status, which lists every CRD
+	// when it is written: only the leading process renews them.
+	renew := manager.RunnableFunc(func(ctx context.Context) error {
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			if err := r.renewComponents(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Renewing the Leases of the hub components")
+			}
+		}, renewInterval)
+		return nil
+	})
+	if err := mgr.Add(renew); err != nil {
+		return err
+	}
 	named := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == Name })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clustermanager").
 		For(&operatorv1.ClusterManager{}, builder.WithPredicates(named)).
+		// The join path is open while the bootstrap ClusterRole exists.
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: Name}}}
+		}), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == bootstraptoken.ClusterRoleName }))).
 		// The object may not exist yet: reconcile once at start to create it.
 		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: Name}})
@@ -91,7 +133,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, fmt.Errorf("list CRDs: %w", err)
 	}
 	missing := notEstablished(r.Want, list.Items)
-	status := r.status(cm, missing)
+	joinOpen, err := bootstraptoken.JoinPathOpen(ctx, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := r.status(cm, missing, joinOpen)
 	if !equality.Semantic.DeepEqual(cm.Status, status) {
 		patch := client.MergeFromWithOptions(cm.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		cm.Status = status

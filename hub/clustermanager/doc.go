@@ -10,10 +10,21 @@
 // related resources, and the conditions Applied (every CRD of the hub is
 // established), Progressing (False: nothing is being rolled out),
 // HubRegistrationDegraded and HubPlacementDegraded (False: those
-// controllers run in the process that writes the status). The status is
-// only as fresh as the hub that writes it: a stopped hub leaves it as it
-// was, as OCM's operator does.
+// controllers run in the process that writes the status), and Flotilla's
+// JoinPathOpen (the bootstrap ClusterRole exists). The status is only as
+// fresh as the hub that writes it: a stopped hub leaves it as it was, as
+// OCM's operator does.
 //
-// It watches the ClusterManager named cluster-manager and reads the CRDs
-// from the API server when it reconciles.
+// clusteradm get hub-info looks up OCM's hub components by name among the
+// related resources (cluster-manager-registration-controller, ...) and
+// reads each as a Deployment; a name it cannot find fails the command.
+// Flotilla runs them in one process, so there is no Deployment to show:
+// each name is a Lease in the hub's namespace instead, which the leading
+// process holds and renews every 30 seconds while it runs that component.
+// clusteradm finds no Deployment of that name and prints the component
+// without replicas, which is what is true.
+//
+// It watches the ClusterManager named cluster-manager and the bootstrap
+// ClusterRole and reads the CRDs from the API server when it reconciles;
+// a runnable of the leading process renews the Leases every 30 seconds.
 package clustermanager

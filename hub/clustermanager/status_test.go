@@ -1,6 +1,8 @@
 package clustermanager
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 )
 
 func TestStatus(t *testing.T) {
-	r := &Reconciler{Want: []string{"a.example.io", "b.example.io"}, Version: "v1.2.3"}
+	r := &Reconciler{Want: []string{"a.example.io", "b.example.io"}, Options: Options{Version: "v1.2.3", Namespace: "hub-ns"}}
 	established := func(name string, ok bool) apiextensionsv1.CustomResourceDefinition {
 		status := apiextensionsv1.ConditionFalse
 		if ok {
@@ -36,12 +38,12 @@ func TestStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cm := &operatorv1.ClusterManager{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
-			s := r.status(cm, notEstablished(r.Want, tc.crds))
+			s := r.status(cm, notEstablished(r.Want, tc.crds), true)
 			applied := meta.FindStatusCondition(s.Conditions, ConditionApplied)
 			if applied == nil || applied.Status != tc.wantApplied || applied.Reason != tc.wantReason {
 				t.Fatalf("Applied = %+v, want %s/%s", applied, tc.wantApplied, tc.wantReason)
 			}
-			if s.ObservedGeneration != 3 || len(s.RelatedResources) != 2 {
+			if s.ObservedGeneration != 3 || len(s.RelatedResources) != 2+len(componentNames) {
 				t.Errorf("observedGeneration %d, relatedResources %v", s.ObservedGeneration, s.RelatedResources)
 			}
 			for _, typ := range []string{ConditionProgressing, ConditionHubRegistrationDegraded, ConditionHubPlacementDegraded} {
@@ -52,12 +54,38 @@ func TestStatus(t *testing.T) {
 		})
 	}
 
+	t.Run("every component clusteradm reads is named, none as a Deployment", func(t *testing.T) {
+		s := r.status(&operatorv1.ClusterManager{}, nil, true)
+		for _, name := range []string{"cluster-manager-registration-controller", "cluster-manager-registration-webhook",
+			"cluster-manager-work-controller", "cluster-manager-work-webhook", "cluster-manager-placement-controller"} {
+			i := slices.IndexFunc(s.RelatedResources, func(m operatorv1.RelatedResourceMeta) bool { return m.Name == name })
+			if i < 0 {
+				t.Errorf("no related resource %s: clusteradm get hub-info fails with 'resource name may not be empty'", name)
+				continue
+			}
+			if got := s.RelatedResources[i]; got.Resource != "leases" || got.Namespace != "hub-ns" {
+				t.Errorf("%s: %+v, want a Lease in hub-ns", name, got)
+			}
+		}
+	})
+
+	t.Run("a closed join path is a False JoinPathOpen that says how to open it", func(t *testing.T) {
+		s := r.status(&operatorv1.ClusterManager{}, nil, false)
+		c := meta.FindStatusCondition(s.Conditions, ConditionJoinPathOpen)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonBootstrapRoleMissing || !strings.Contains(c.Message, "flotilla init") {
+			t.Errorf("JoinPathOpen = %+v", c)
+		}
+		if !meta.IsStatusConditionTrue(r.status(&operatorv1.ClusterManager{}, nil, true).Conditions, ConditionJoinPathOpen) {
+			t.Error("an open join path: JoinPathOpen is not True")
+		}
+	})
+
 	t.Run("a condition that holds keeps its transition time", func(t *testing.T) {
 		then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		cm := &operatorv1.ClusterManager{Status: operatorv1.ClusterManagerStatus{Conditions: []metav1.Condition{
 			{Type: ConditionApplied, Status: metav1.ConditionTrue, Reason: ReasonApplied, LastTransitionTime: then},
 		}}}
-		s := r.status(cm, nil)
+		s := r.status(cm, nil, true)
 		if got := meta.FindStatusCondition(s.Conditions, ConditionApplied).LastTransitionTime; !got.Equal(&then) {
 			t.Errorf("LastTransitionTime %s, want %s", got, then)
 		}
