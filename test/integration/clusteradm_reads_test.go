@@ -56,7 +56,7 @@ var _ = Describe("What clusteradm reads", func() {
 		Expect(err).To(beForbidden())
 	})
 
-	It("finds the newest bootstrap token by label app=cluster-manager, valid and rotated by the hub (get token --use-bootstrap-token, delete token)", func(ctx SpecContext) {
+	It("finds the newest bootstrap token by label app=cluster-manager, valid and rotated by the hub (get token --use-bootstrap-token)", func(ctx SpecContext) {
 		newest := func(ctx context.Context) (*corev1.Secret, error) {
 			// clusteradm's own selector and choice: the newest bootstrap-token-* Secret.
 			list, err := hubCP.Kube.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app = cluster-manager"})
@@ -78,7 +78,7 @@ var _ = Describe("What clusteradm reads", func() {
 		token := string(secret.Data["token-id"]) + "." + string(secret.Data["token-secret"])
 		expectJoinToken(ctx, token)
 
-		By("deleting it, as clusteradm delete token does: the hub makes another")
+		By("deleting the token Secrets alone (kubectl delete secret): the hub makes another")
 		hubTokens := func() []string {
 			list, err := hubCP.Kube.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{LabelSelector: bootstraptoken.RotationLabel + "=" + bootstraptoken.RotationValue})
 			Expect(err).NotTo(HaveOccurred())

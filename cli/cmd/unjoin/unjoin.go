@@ -35,7 +35,12 @@ AppliedManifestWorks, and objects enforced by policies.
 --cluster-name must match the name the cluster joined with, as a guard
 against running this against the wrong cluster. The hub keeps the
 ManagedCluster: remove it there with
-"kubectl delete managedcluster <name>".`,
+"kubectl delete managedcluster <name>".
+
+OCM's clusteradm unjoin does not find this agent: it removes an OCM
+Klusterlet (klusterlets.operator.open-cluster-management.io), which a
+Flotilla-joined cluster has none of, and says there is nothing to unjoin.
+Run this command instead.`,
 		Example: `  flotilla unjoin --kubeconfig cluster1.kubeconfig --cluster-name cluster1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
