@@ -134,7 +134,7 @@ func statusWithoutExpiry(st policyv1.CertificatePolicyStatus) policyv1.Certifica
 // applies them whatever the remediationAction. A kind the spoke does not
 // serve yet is left to the evaluation, which says so and watches for it.
 // What Gatekeeper defaults in a spec is kept: only the template's fields
-// are compared and patched.
+// are compared and patched; the status Gatekeeper writes is never touched.
 func (r *reconciler) applyGatekeeper(ctx context.Context, p *policyv1.Policy, want *unstructured.Unstructured) error {
 	gvk := want.GroupVersionKind()
 	m, err := r.spoke.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -165,7 +165,9 @@ func (r *reconciler) applyGatekeeper(ctx context.Context, p *policyv1.Policy, wa
 		return fmt.Errorf("read %s %s on the managed cluster: %w", gvk.Kind, want.GetName(), err)
 	}
 	r.gatekeeper.Store(true)
-	if owner := got.GetLabels()[policyv1.PolicyLabel]; owner != p.Name {
+	// One that no policy claims (made by hand) is taken over, as OCM's
+	// framework applies over it; one of another policy is not.
+	if owner := got.GetLabels()[policyv1.PolicyLabel]; owner != "" && owner != p.Name {
 		return &invalidTemplateError{fmt.Errorf("the template name %s is taken: policy %q has a %s of that name on the managed cluster; policy template names must be unique on a cluster", want.GetName(), owner, gvk.Kind)}
 	}
 	spec, _ := want.Object["spec"].(map[string]any)

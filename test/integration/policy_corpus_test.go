@@ -136,6 +136,27 @@ func runPolicyTest(ctx context.Context, file, against string) policyTestRun {
 	return out
 }
 
+// createCorpusObject creates a case's object on the spoke, once its kind is
+// served (a case may hold the CRD of its kinds, as Gatekeeper's cases do),
+// and writes the status the object has in the file, playing the
+// controller that owns it (Gatekeeper's audit, for a constraint).
+func createCorpusObject(ctx context.Context, c *policyCluster, file string, o *unstructured.Unstructured) {
+	GinkgoHelper()
+	Eventually(func() error { return c.env.spoke.Client.Create(ctx, o.DeepCopy()) }).Should(Succeed(), "%s: %s %s", file, o.GetKind(), o.GetName())
+	status, ok := o.Object["status"]
+	if !ok {
+		return
+	}
+	Eventually(func() error {
+		live := o.DeepCopy()
+		if err := c.env.spoke.Client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+			return err
+		}
+		live.Object["status"] = status
+		return c.env.spoke.Client.Status().Update(ctx, live)
+	}).Should(Succeed(), "%s: the status of %s %s", file, o.GetKind(), o.GetName())
+}
+
 // messages are the newest messages of a replicated policy's templates.
 func (c *policyCluster) messages(ctx context.Context, name string) map[string]string {
 	out := map[string]string{}
@@ -198,7 +219,7 @@ var _ = Describe("Policy corpus: live and offline agree, and say what OCM's sema
 	It("live, inform: the agent reports each policy as `policy test` does", func(ctx SpecContext) {
 		for _, cc := range cases {
 			for _, o := range cc.objects {
-				Expect(c.env.spoke.Client.Create(ctx, o.DeepCopy())).To(Succeed(), "%s: %s %s", cc.File, o.GetKind(), o.GetName())
+				createCorpusObject(ctx, c, cc.File, o)
 			}
 		}
 		for _, cc := range cases {
