@@ -172,6 +172,12 @@ type ContainerSpec struct {
 	// Files are written into the container before it starts, owned by the
 	// image's user, each into a directory that exists in the image.
 	Files []File
+	// Mounts are bind mounts of this machine's files, as docker run -v
+	// takes them (HOST:CONTAINER[:ro]).
+	Mounts []string
+	// User, when set, runs the container as this user instead of the
+	// image's (docker run --user UID:GID).
+	User string
 	// Args follow the image's entrypoint.
 	Args []string
 }
@@ -213,6 +219,12 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (*Container, er
 	}
 	for _, p := range spec.Publish {
 		args = append(args, "--publish", fmt.Sprintf("127.0.0.1::%d", p))
+	}
+	for _, m := range spec.Mounts {
+		args = append(args, "--volume", m)
+	}
+	if spec.User != "" {
+		args = append(args, "--user", spec.User)
 	}
 	args = append(append(args, spec.Image), spec.Args...)
 	d.mu.Lock()
