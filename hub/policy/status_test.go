@@ -59,3 +59,23 @@ func TestTemplateErrors(t *testing.T) {
 		t.Errorf("no name: %+v", got[1])
 	}
 }
+
+func TestTemplateErrorsOfOtherKinds(t *testing.T) {
+	raw := func(s string) policyv1.PolicyTemplate {
+		return policyv1.PolicyTemplate{ObjectDefinition: runtime.RawExtension{Raw: []byte(s)}}
+	}
+	root := &policyv1.Policy{Spec: policyv1.PolicySpec{PolicyTemplates: []policyv1.PolicyTemplate{
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"CertificatePolicy","metadata":{"name":"certs"},"spec":{"minimumDuration":"300h"}}`),
+		raw(`{"apiVersion":"templates.gatekeeper.sh/v1","kind":"ConstraintTemplate","metadata":{"name":"k8srequiredlabels"},"spec":{}}`),
+		raw(`{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sRequiredLabels","metadata":{"name":"owner"},"spec":{}}`),
+		raw(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"OperatorPolicy","metadata":{"name":"operators"},"spec":{}}`),
+	}}}
+	got := templateErrors(root)
+	if len(got) != 1 {
+		t.Fatalf("want only the OperatorPolicy, which nothing evaluates, got %+v", got)
+	}
+	if got[0].TemplateMeta.Name != "operators" || !strings.Contains(got[0].History[0].Message,
+		"policy templates of kind OperatorPolicy (policy.open-cluster-management.io/v1) are not supported: Flotilla evaluates ConfigurationPolicy and CertificatePolicy") {
+		t.Errorf("unsupported kind: %+v", got[0])
+	}
+}
