@@ -31,7 +31,11 @@ K8S_VERSION_PKG := k8s.io/component-base/version
 # REGISTRY is where the images are tagged and pushed, and so the image the
 # binaries install by default (flotilla join).
 REGISTRY ?= ghcr.io/flotilla-io
+# COMMIT is the commit the binaries are built from: `flotilla version` and
+# the hub's and agent's start-up lines name it beside the release.
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 LDFLAGS := -X github.com/flotilla-io/flotilla/internal/version.Version=$(VERSION) \
+           -X github.com/flotilla-io/flotilla/internal/version.Commit=$(COMMIT) \
            -X github.com/flotilla-io/flotilla/internal/version.Registry=$(REGISTRY) \
            -X $(K8S_VERSION_PKG).gitVersion=$(K8S_VERSION) \
            -X $(K8S_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))) \

@@ -19,6 +19,8 @@ type versionInfo struct {
 
 type clientVersion struct {
 	Version string `json:"version"`
+	// Revision is the commit the binary was built from.
+	Revision string `json:"revision,omitempty"`
 	// AgentImage is the image flotilla join installs by default.
 	AgentImage string `json:"agentImage"`
 	// HubImage is the image of the hub of the same version.
@@ -52,6 +54,7 @@ noted on standard error; the command still succeeds.`,
 			}
 			info := versionInfo{ClientVersion: clientVersion{
 				Version:    version.Version,
+				Revision:   version.Revision(),
 				AgentImage: handshake.DefaultAgentImage,
 				HubImage:   version.Image("flotilla-hub"),
 				GoVersion:  runtime.Version(),
