@@ -14,6 +14,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/agent/policy/engine"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
@@ -25,7 +26,7 @@ file of YAML/JSON objects (the ConfigMaps and Secrets in the policy's
 namespace that fromConfigMap, fromSecret, copyConfigMapData,
 copySecretData and lookup read, and the ManagedCluster of the cluster).
 The templates are then resolved as the hub would resolve them for the
-cluster --cluster names (by default the one ManagedCluster of the hub
+cluster --clusters names (by default the one ManagedCluster of the hub
 objects; its labels are .ManagedClusterLabels), with the hub's
 restrictions: only the policy's namespace, and of the cluster-scoped
 objects only that ManagedCluster. A template that does not resolve is
@@ -36,17 +37,17 @@ reported as the cluster would report it (a template-error). Without
 const hubTemplatesExample = `
 
   # Resolve the policy's hub templates against hub objects first, for cluster1.
-  flotilla policy test policy-site.yaml --hub-objects ./hub --cluster cluster1 --against ./cluster1`
+  flotilla policy test policy-site.yaml --hub-objects ./hub --clusters cluster1 --against ./cluster1`
 
 // hubOptions are the flags of hub template resolution.
 type hubOptions struct {
-	objects string
-	cluster string
+	objects  string
+	clusters []string
 }
 
-func (h *hubOptions) addFlags(cmd *cobra.Command) {
+func (h *hubOptions) addFlags(g *cmdutil.Globals, cmd *cobra.Command) {
 	cmd.Flags().StringVar(&h.objects, "hub-objects", "", "resolve hub templates ({{hub ... hub}}) against this directory or file of the hub's objects")
-	cmd.Flags().StringVar(&h.cluster, "cluster", "", "with --hub-objects: the managed cluster the policy is copied for (default: the one ManagedCluster of the hub objects)")
+	cmdutil.AddClustersFlag(g, cmd, &h.clusters, "with --hub-objects: the managed cluster the policy is copied for, one name (default: the one ManagedCluster of the hub objects)")
 }
 
 var managedClusterGVK = schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1", Kind: "ManagedCluster"}
@@ -69,7 +70,7 @@ func (h *hubOptions) resolve(ctx context.Context, path string, policies []*polic
 	}
 	if h.objects == "" {
 		return fmt.Errorf("%s: hub templates ({{hub ... hub}}) in %s: the hub resolves them before a policy reaches a cluster; "+
-			"pass --hub-objects DIR (the hub's ConfigMaps, Secrets and the cluster's ManagedCluster) and --cluster NAME to resolve them as the hub would",
+			"pass --hub-objects DIR (the hub's ConfigMaps, Secrets and the cluster's ManagedCluster) and --clusters NAME to resolve them as the hub would",
 			path, strings.Join(withTemplates, "; "))
 	}
 	set, err := engine.LoadObjects(h.objects)
@@ -98,7 +99,7 @@ func (h *hubOptions) resolve(ctx context.Context, path string, policies []*polic
 	return nil
 }
 
-// managedCluster is the cluster --cluster names, or the one ManagedCluster
+// managedCluster is the cluster --clusters names, or the one ManagedCluster
 // of the hub objects, and its labels.
 func (h *hubOptions) managedCluster(set *engine.ObjectSet) (string, map[string]string, error) {
 	var names []string
@@ -111,14 +112,16 @@ func (h *hubOptions) managedCluster(set *engine.ObjectSet) (string, map[string]s
 	}
 	sort.Strings(names)
 	switch {
-	case h.cluster != "":
-		return h.cluster, maps.Clone(labels[h.cluster]), nil
+	case len(h.clusters) > 1:
+		return "", nil, fmt.Errorf("--clusters %s: a policy test resolves hub templates for one cluster; run it once per cluster", strings.Join(h.clusters, ","))
+	case len(h.clusters) == 1:
+		return h.clusters[0], maps.Clone(labels[h.clusters[0]]), nil
 	case len(names) == 1:
 		return names[0], maps.Clone(labels[names[0]]), nil
 	case len(names) == 0:
-		return "", nil, fmt.Errorf("--hub-objects %s holds no ManagedCluster: name the cluster the policy is copied for with --cluster NAME", h.objects)
+		return "", nil, fmt.Errorf("--hub-objects %s holds no ManagedCluster: name the cluster the policy is copied for with --clusters NAME", h.objects)
 	}
-	return "", nil, fmt.Errorf("--hub-objects %s holds %d ManagedClusters (%s): name the one the policy is copied for with --cluster NAME",
+	return "", nil, fmt.Errorf("--hub-objects %s holds %d ManagedClusters (%s): name the one the policy is copied for with --clusters NAME",
 		h.objects, len(names), strings.Join(names, ", "))
 }
 

@@ -119,7 +119,7 @@ func TestPolicyTestHubObjectsErrors(t *testing.T) {
 	cluster := filepath.Join(dir, "cluster")
 
 	code, _, errOut := flotilla("policy", "test", filepath.Join(dir, "policy.yaml"), "--hub-objects", filepath.Join(dir, "two"), "--against", cluster)
-	if code != 1 || !strings.Contains(errOut, "holds 2 ManagedClusters (cluster1, cluster2): name the one the policy is copied for with --cluster NAME") {
+	if code != 1 || !strings.Contains(errOut, "holds 2 ManagedClusters (cluster1, cluster2): name the one the policy is copied for with --clusters NAME") {
 		t.Errorf("two clusters: exit code %d, stderr %q", code, errOut)
 	}
 	code, out, _ := flotilla("policy", "test", filepath.Join(dir, "policy.yaml"), "--hub-objects", filepath.Join(dir, "two"), "--cluster", "cluster2", "--against", cluster)

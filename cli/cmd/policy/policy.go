@@ -50,7 +50,7 @@ func newPolicyTestCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test POLICY.yaml --against DIR|FILE|KUBECONFIG",
 		Short: "Evaluate policies against a directory of objects or a cluster, as the agent would",
-		Long: `Evaluate the Policies (and bare ConfigurationPolicies) in POLICY.yaml
+		Long: `Evaluate the Policies (and bare ConfigurationPolicies and CertificatePolicies) in POLICY.yaml
 against the objects of a cluster, exactly as a Flotilla agent evaluates
 them, and print the compliance messages (in OCM's words) and, object by
 object, what was found and which fields differ.
@@ -87,7 +87,7 @@ otherwise, so that the command can gate a CI pipeline.
 		},
 	}
 	cmd.Flags().StringVar(&o.against, "against", "", "the cluster to evaluate against: a directory or file of YAML/JSON objects, or a kubeconfig")
-	o.hub.addFlags(cmd)
+	o.hub.addFlags(g, cmd)
 	cmdutil.AddOutputFlag(cmd, &o.output, cmdutil.OutputJSON, cmdutil.OutputYAML)
 	return cmd
 }
