@@ -30,7 +30,10 @@ open-cluster-management:flotilla-agent...), its secrets (bootstrap and hub
 credentials) and its namespace open-cluster-management-agent.
 
 What the agent applied stays: workloads from ManifestWorks, their
-AppliedManifestWorks, and objects enforced by policies.
+AppliedManifestWorks, objects enforced by policies, and the namespace named
+after the cluster, where the agent keeps its policies' ConfigurationPolicies
+and CertificatePolicies (as OCM's agent does). Once nothing else lives
+there, remove it with "kubectl delete namespace <cluster-name>".
 
 --cluster-name must match the name the cluster joined with, as a guard
 against running this against the wrong cluster. The hub keeps the
@@ -131,10 +134,12 @@ func unjoin(ctx context.Context, g *cmdutil.Globals, c *cmdutil.Clients, cluster
 	for _, r := range removed {
 		g.Notef("Cluster: removed %s", r)
 	}
-	fmt.Fprintf(g.Streams.Out, `The agent of cluster %q is removed; what it applied stays.
+	fmt.Fprintf(g.Streams.Out, `The agent of cluster %q is removed; what it applied stays, and so does
+namespace %s, which holds its policies' ConfigurationPolicies (remove it
+here with "kubectl delete namespace %s" once nothing else lives there).
 To remove the cluster from the hub, run there:
 
     kubectl delete managedcluster %s
-`, clusterName, clusterName)
+`, clusterName, clusterName, clusterName, clusterName)
 	return nil
 }
