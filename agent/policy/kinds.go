@@ -69,37 +69,15 @@ func otherKey(kind, name string) string { return kind + "/" + name }
 // ensureCertificatePolicy creates or updates the spoke's CertificatePolicy
 // of template want of policy p, in the cluster's namespace.
 func (r *reconciler) ensureCertificatePolicy(ctx context.Context, p *policyv1.Policy, want *policyv1.CertificatePolicy) (*policyv1.CertificatePolicy, error) {
-	labels := r.templateLabels(p)
-	got := &policyv1.CertificatePolicy{}
-	err := r.spoke.policies.Get(ctx, client.ObjectKey{Namespace: r.cfg.ClusterName, Name: want.Name}, got)
-	if apierrors.IsNotFound(err) {
-		obj := &policyv1.CertificatePolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: r.cfg.ClusterName, Labels: labels, Annotations: want.Annotations},
-			Spec:       want.Spec,
-		}
-		if err := r.spoke.policies.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
-			return nil, invalid(fmt.Errorf("Failed to create policy template: %w", err))
-		}
-		return obj, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read CertificatePolicy %s on the managed cluster: %w", want.Name, err)
-	}
-	if owner := got.Labels[policyv1.PolicyLabel]; owner != p.Name {
-		return nil, &invalidTemplateError{fmt.Errorf("the template name %s is taken: policy %s has a CertificatePolicy of that name on the managed cluster; policy template names must be unique on a cluster", want.Name, owner)}
-	}
-	if sameJSON(got.Spec, want.Spec) && sameLabels(got.Labels, labels) {
-		return got, nil
-	}
-	got.Spec = want.Spec
-	if got.Labels == nil {
-		got.Labels = map[string]string{}
-	}
-	maps.Copy(got.Labels, labels)
-	if err := r.spoke.policies.Update(ctx, got, client.FieldOwner(FieldManager)); err != nil {
-		return nil, invalid(fmt.Errorf("Failed to update policy template: %w", err))
-	}
-	return got, nil
+	return ensureSpokeTemplate(ctx, r, p, "CertificatePolicy", want.Name, want.Annotations,
+		func() *policyv1.CertificatePolicy { return &policyv1.CertificatePolicy{} },
+		func(got *policyv1.CertificatePolicy) bool {
+			if sameJSON(got.Spec, want.Spec) {
+				return false
+			}
+			got.Spec = want.Spec
+			return true
+		})
 }
 
 // writeCertificateStatus records an evaluation in the spoke

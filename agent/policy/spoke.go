@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,35 +40,61 @@ func (r *reconciler) templateLabels(p *policyv1.Policy) map[string]string {
 // cluster, where OCM's agent keeps them), for everyone on the cluster to
 // see, and returns it.
 func (r *reconciler) ensureTemplate(ctx context.Context, p *policyv1.Policy, want *policyv1.ConfigurationPolicy) (*policyv1.ConfigurationPolicy, error) {
+	spec := want.Spec
+	defaultSpec(&spec)
+	return ensureSpokeTemplate(ctx, r, p, "ConfigurationPolicy", want.Name, want.Annotations,
+		func() *policyv1.ConfigurationPolicy { return &policyv1.ConfigurationPolicy{} },
+		func(got *policyv1.ConfigurationPolicy) bool {
+			if sameJSON(got.Spec, spec) {
+				return false
+			}
+			got.Spec = spec
+			return true
+		})
+}
+
+// ensureSpokeTemplate creates or updates the spoke object of kind named
+// name, of a template of policy p, in the cluster's namespace: newObj
+// makes an empty object of the kind; setSpec sets the wanted spec on an
+// object and says whether that changed it. A name another policy's
+// template holds is an invalid template.
+func ensureSpokeTemplate[T client.Object](ctx context.Context, r *reconciler, p *policyv1.Policy, kind, name string, annotations map[string]string,
+	newObj func() T, setSpec func(got T) bool) (T, error) {
+	var none T
 	labels := r.templateLabels(p)
-	got := &policyv1.ConfigurationPolicy{}
-	err := r.spoke.policies.Get(ctx, client.ObjectKey{Namespace: r.cfg.ClusterName, Name: want.Name}, got)
+	got := newObj()
+	err := r.spoke.policies.Get(ctx, client.ObjectKey{Namespace: r.cfg.ClusterName, Name: name}, got)
 	if apierrors.IsNotFound(err) {
-		obj := &policyv1.ConfigurationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: r.cfg.ClusterName, Labels: labels, Annotations: want.Annotations},
-			Spec:       want.Spec,
-		}
+		obj := newObj()
+		setSpec(obj)
+		obj.SetName(name)
+		obj.SetNamespace(r.cfg.ClusterName)
+		obj.SetLabels(labels)
+		obj.SetAnnotations(annotations)
 		if err := r.spoke.policies.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
-			return nil, invalid(fmt.Errorf("Failed to create policy template: %w", err))
+			return none, invalid(fmt.Errorf("Failed to create policy template: %w", err))
 		}
-		klog.FromContext(ctx).V(1).Info("Created the policy template on the managed cluster", "template", want.Name)
+		klog.FromContext(ctx).V(1).Info("Created the policy template on the managed cluster", "kind", kind, "template", name)
 		return obj, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read ConfigurationPolicy %s on the managed cluster: %w", want.Name, err)
+		return none, fmt.Errorf("read %s %s on the managed cluster: %w", kind, name, err)
 	}
-	if owner := got.Labels[policyv1.PolicyLabel]; owner != p.Name {
-		return nil, &invalidTemplateError{fmt.Errorf("the template name %s is taken: policy %s has a ConfigurationPolicy of that name on the managed cluster; policy template names must be unique on a cluster", want.Name, owner)}
+	if owner := got.GetLabels()[policyv1.PolicyLabel]; owner != p.Name {
+		return none, &invalidTemplateError{fmt.Errorf("the template name %s is taken: policy %s has a %s of that name on the managed cluster; policy template names must be unique on a cluster", name, owner, kind)}
 	}
-	spec := want.Spec
-	defaultSpec(&spec)
-	if sameJSON(got.Spec, spec) && sameLabels(got.Labels, labels) {
+	specChanged := setSpec(got)
+	if !specChanged && sameLabels(got.GetLabels(), labels) {
 		return got, nil
 	}
-	got.Spec = spec
-	maps.Copy(got.Labels, labels)
+	l := got.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, labels)
+	got.SetLabels(l)
 	if err := r.spoke.policies.Update(ctx, got, client.FieldOwner(FieldManager)); err != nil {
-		return nil, invalid(fmt.Errorf("Failed to update policy template: %w", err))
+		return none, invalid(fmt.Errorf("Failed to update policy template: %w", err))
 	}
 	return got, nil
 }
