@@ -197,7 +197,7 @@ func (o *createPlacementOptions) run(ctx context.Context, p *clusterv1beta1.Plac
 	if err := c.Ctrl.Create(ctx, p); err != nil {
 		switch {
 		case apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("Placement %s already exists in namespace %s (see `flotilla get placements %s -n %s`)", p.Name, p.Namespace, p.Name, p.Namespace)
+			return fmt.Errorf("Placement %s already exists in namespace %s (see `%s get placements %s -n %s`)", p.Name, p.Namespace, cmdutil.Self(), p.Name, p.Namespace)
 		case apierrors.IsNotFound(err):
 			return fmt.Errorf("namespace %s does not exist on the hub: create it, or bind a set to it with `flotilla clusterset bind SET --namespace %s`", p.Namespace, p.Namespace)
 		}
@@ -221,7 +221,7 @@ func (o *createPlacementOptions) run(ctx context.Context, p *clusterv1beta1.Plac
 		}
 	}
 	if !o.wait {
-		o.Notef("See the clusters it chooses with `flotilla get placements %s -n %s`.", p.Name, p.Namespace)
+		o.Notef("See the clusters it chooses with `%s get placements %s -n %s`.", cmdutil.Self(), p.Name, p.Namespace)
 		return nil
 	}
 	return o.waitScheduled(ctx, c, p)

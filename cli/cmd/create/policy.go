@@ -213,7 +213,7 @@ func clusterList(p *policyv1.Policy) string {
 // complianceSummary says, per cluster, how far a root policy got.
 func complianceSummary(p *policyv1.Policy) string {
 	if p == nil || len(p.Status.Status) == 0 {
-		return "no cluster chosen or reported yet (does the Placement choose any? flotilla get placements)"
+		return "no cluster chosen or reported yet (does the Placement choose any? " + cmdutil.Self() + " get placements)"
 	}
 	var parts []string
 	for _, s := range p.Status.Status {

@@ -190,9 +190,9 @@ func (o *createWorkOptions) run(ctx context.Context, name string, src *workSourc
 		return o.waitReady(ctx, c, name)
 	}
 	if len(o.clusters) == 1 {
-		o.Notef("Follow it with: flotilla get works --clusters %s %s", o.clusters[0], name)
+		o.Notef("Follow it with: %s get works --clusters %s %s", cmdutil.Self(), o.clusters[0], name)
 	} else {
-		o.Notef("Follow it with: flotilla get works %s", name)
+		o.Notef("Follow it with: %s get works %s", cmdutil.Self(), name)
 	}
 	return nil
 }
@@ -311,7 +311,7 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *cmdutil.Clients, n
 				}
 			}
 			if held := workview.WorkHeld(mw, generation[cluster]); held != "" {
-				return false, fmt.Errorf("ManifestWork %s in cluster %s is not applied: %s\nSee its status with: flotilla get works --clusters %s %s -o wide", name, cluster, held, cluster, name)
+				return false, fmt.Errorf("ManifestWork %s in cluster %s is not applied: %s\nSee its status with: %s get works --clusters %s %s -o wide", name, cluster, held, cmdutil.Self(), cluster, name)
 			}
 			m := workview.WorkMissing(mw, generation[cluster])
 			missing[cluster] = m
@@ -334,12 +334,12 @@ func (o *createWorkOptions) waitReady(ctx context.Context, c *cmdutil.Clients, n
 		if hubErr != nil {
 			return cmdutil.Explain(hubErr, c.Where, fmt.Sprintf("timed out after --timeout %s waiting for the hub to answer again, to read ManifestWork %s", o.timeout, name))
 		}
-		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWork %s:\n  %s\nSee its status with: flotilla get works %s -o wide", o.timeout, name, strings.Join(lacks, "\n  "), name)
+		return fmt.Errorf("timed out after --timeout %s waiting for ManifestWork %s:\n  %s\nSee its status with: %s get works %s -o wide", o.timeout, name, strings.Join(lacks, "\n  "), cmdutil.Self(), name)
 	}
 	if err != nil {
 		return err
 	}
-	o.Notef("Show it with: flotilla get works %s", name)
+	o.Notef("Show it with: %s get works %s", cmdutil.Self(), name)
 	return nil
 }
 

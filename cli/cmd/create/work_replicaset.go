@@ -69,7 +69,7 @@ func (o *createWorkOptions) runReplicaSet(ctx context.Context, rs *workv1alpha1.
 	if o.wait {
 		return o.waitRollout(ctx, c, key)
 	}
-	o.Notef("Follow its rollout with: flotilla describe work %s -n %s", key.Name, key.Namespace)
+	o.Notef("Follow its rollout with: %s describe work %s -n %s", cmdutil.Self(), key.Name, key.Namespace)
 	return nil
 }
 
@@ -182,8 +182,8 @@ func (o *createWorkOptions) waitRollout(ctx context.Context, c *cmdutil.Clients,
 		if c := meta.FindStatusCondition(view.ReplicaSet.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut); len(failed) == 0 && c != nil {
 			failed = []string{c.Message} // the hub counted failures this view does not see
 		}
-		return fmt.Errorf("the rollout of ManifestWorkReplicaSet %s stopped because clusters failed:\n  %s\nFix the work (or its overrides) and create it again with --overwrite; see flotilla describe work %s -n %s",
-			key, strings.Join(failed, "\n  "), key.Name, key.Namespace)
+		return fmt.Errorf("the rollout of ManifestWorkReplicaSet %s stopped because clusters failed:\n  %s\nFix the work (or its overrides) and create it again with --overwrite; see %s describe work %s -n %s",
+			key, strings.Join(failed, "\n  "), cmdutil.Self(), key.Name, key.Namespace)
 	case errors.Is(err, cmdutil.ErrTimedOut):
 		lacks := []string{"the hub has not reported the rollout complete (is its ManifestWorkReplicaSet controller running?)"}
 		if view != nil {
@@ -191,15 +191,15 @@ func (o *createWorkOptions) waitRollout(ctx context.Context, c *cmdutil.Clients,
 				lacks = l
 			}
 			if len(view.Clusters) == 0 {
-				lacks = []string{"its Placements chose no cluster (see flotilla get placements -n " + key.Namespace + ")"}
+				lacks = []string{"its Placements chose no cluster (see " + cmdutil.Self() + " get placements -n " + key.Namespace + ")"}
 			}
 		}
-		return fmt.Errorf("timed out after --timeout %s waiting for the rollout of ManifestWorkReplicaSet %s:\n  %s\nSee it with: flotilla describe work %s -n %s",
-			o.timeout, key, strings.Join(lacks, "\n  "), key.Name, key.Namespace)
+		return fmt.Errorf("timed out after --timeout %s waiting for the rollout of ManifestWorkReplicaSet %s:\n  %s\nSee it with: %s describe work %s -n %s",
+			o.timeout, key, strings.Join(lacks, "\n  "), cmdutil.Self(), key.Name, key.Namespace)
 	case err != nil:
 		return err
 	}
-	o.Notef("Show it with: flotilla describe work %s -n %s", key.Name, key.Namespace)
+	o.Notef("Show it with: %s describe work %s -n %s", cmdutil.Self(), key.Name, key.Namespace)
 	return nil
 }
 
