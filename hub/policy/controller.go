@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
-	"github.com/flotilla-io/flotilla/hub/policy/templates"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
@@ -52,7 +52,7 @@ type scope struct {
 	// what they refer to, refs collects what they read.
 	hubTemplates bool
 	reader       *objectReader
-	refs         []templates.Ref
+	refs         []policytemplate.Ref
 }
 
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)

@@ -15,7 +15,6 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
-	"github.com/flotilla-io/flotilla/hub/policy/templates"
 	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
@@ -26,7 +25,7 @@ const reasonHubTemplateError = "HubTemplateError"
 // hasHubTemplates reports whether any policy template of root has hub templates.
 func hasHubTemplates(root *policyv1.Policy) bool {
 	for _, t := range root.Spec.PolicyTemplates {
-		if templates.Has(t.ObjectDefinition.Raw) {
+		if policytemplate.HasHubTemplates(t.ObjectDefinition.Raw) {
 			return true
 		}
 	}
@@ -35,7 +34,7 @@ func hasHubTemplates(root *policyv1.Policy) bool {
 
 // resolveHubTemplates resolves the hub templates of want, the copy of
 // s.root for cluster, in place. A template that does not resolve keeps
-// its text and gets templates.HubTemplatesErrorAnnotation, which the
+// its text and gets policytemplate.HubTemplatesErrorAnnotation, which the
 // agent reports; notes are the errors the copy cur did not carry yet, for
 // Warning events once the copy is written. An error reading the hub is
 // returned, to be retried.
@@ -47,7 +46,7 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: cluster}, mc); client.IgnoreNotFound(err) != nil {
 		return nil, fmt.Errorf("get ManagedCluster %s for the hub templates of %s: %w", cluster, rootName(s.root.Namespace, s.root.Name), err)
 	}
-	data := templates.Data{
+	data := policytemplate.HubData{
 		ManagedClusterName:   cluster,
 		ManagedClusterLabels: maps.Clone(mc.Labels),
 		PolicyMetadata: map[string]any{
@@ -56,7 +55,7 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 		},
 	}
 	s.reader.mapper = r.Client.RESTMapper()
-	res := &templates.Resolver{Namespace: s.root.Namespace, Reader: s.reader}
+	res := &policytemplate.HubResolver{Namespace: s.root.Namespace, Reader: s.reader}
 	for i := range want.Spec.PolicyTemplates {
 		t := &want.Spec.PolicyTemplates[i]
 		out, refs, _, err := res.Resolve(t.ObjectDefinition.Raw, data)
@@ -71,7 +70,7 @@ func (r *Reconciler) resolveHubTemplates(ctx context.Context, s *scope, want, cu
 		// The error may quote what a function was given, and that may come
 		// from a Secret: the copy and the events never carry it.
 		msg := policytemplate.Cap(s.reader.secretValues().Redact(err.Error()), policytemplate.DetailLimit, "")
-		marked, merr := withAnnotation(t.ObjectDefinition.Raw, templates.HubTemplatesErrorAnnotation, msg)
+		marked, merr := withAnnotation(t.ObjectDefinition.Raw, policytemplate.HubTemplatesErrorAnnotation, msg)
 		if merr != nil {
 			return nil, fmt.Errorf("mark policy template %d of %s with its hub template error: %w", i, rootName(s.root.Namespace, s.root.Name), merr)
 		}
@@ -93,7 +92,7 @@ func previousHubTemplateError(cur *policyv1.Policy, i int) string {
 	if err := json.Unmarshal(cur.Spec.PolicyTemplates[i].ObjectDefinition.Raw, &u.Object); err != nil {
 		return ""
 	}
-	return u.GetAnnotations()[templates.HubTemplatesErrorAnnotation]
+	return u.GetAnnotations()[policytemplate.HubTemplatesErrorAnnotation]
 }
 
 // withAnnotation returns the object raw with annotation key set to value.
@@ -217,5 +216,5 @@ func (o *objectReader) secretValues() *policytemplate.Secrets { return &o.secret
 func hubTemplateEventNote(notes string, copy *policyv1.Policy) string {
 	return policytemplate.Cap(notes, policytemplate.MessageLimit,
 		fmt.Sprintf("the whole error is in the %s annotation of each policy template of Policy %s/%s",
-			templates.HubTemplatesErrorAnnotation, copy.Namespace, copy.Name))
+			policytemplate.HubTemplatesErrorAnnotation, copy.Namespace, copy.Name))
 }

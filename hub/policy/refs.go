@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/flotilla-io/flotilla/hub/policy/templates"
+	"github.com/flotilla-io/flotilla/internal/policytemplate"
 )
 
 // refWatches watches exactly the objects that roots' hub templates read,
@@ -32,8 +32,8 @@ type refWatches struct {
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// byRoot holds the objects each root with hub templates read; a root
 	// with hub templates that read nothing has an empty set.
-	byRoot  map[types.NamespacedName]map[templates.Ref]bool
-	watches map[templates.Ref]*refWatch
+	byRoot  map[types.NamespacedName]map[policytemplate.Ref]bool
+	watches map[policytemplate.Ref]*refWatch
 }
 
 type refWatch struct {
@@ -42,7 +42,7 @@ type refWatch struct {
 }
 
 func newRefWatches(c metadata.Interface) *refWatches {
-	return &refWatches{client: c, byRoot: map[types.NamespacedName]map[templates.Ref]bool{}, watches: map[templates.Ref]*refWatch{}}
+	return &refWatches{client: c, byRoot: map[types.NamespacedName]map[policytemplate.Ref]bool{}, watches: map[policytemplate.Ref]*refWatch{}}
 }
 
 // Start keeps the queue that changes are reported to; watches run until ctx ends.
@@ -61,13 +61,13 @@ func (w *refWatches) Start(ctx context.Context, q workqueue.TypedRateLimitingInt
 // track records what root's hub templates read now: watches start for new
 // objects and stop for objects no root reads any longer. hasTemplates false
 // forgets the root.
-func (w *refWatches) track(root types.NamespacedName, hasTemplates bool, refs []templates.Ref) {
+func (w *refWatches) track(root types.NamespacedName, hasTemplates bool, refs []policytemplate.Ref) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := map[templates.Ref]bool{}
+	now := map[policytemplate.Ref]bool{}
 	for _, r := range refs {
 		now[r] = true
 	}
@@ -115,7 +115,7 @@ func (w *refWatches) withTemplates(root types.NamespacedName) bool {
 
 // start watches one object by name (all of its kind in its namespace,
 // for a list); w.mu is held.
-func (w *refWatches) start(ref templates.Ref) context.CancelFunc {
+func (w *refWatches) start(ref policytemplate.Ref) context.CancelFunc {
 	ctx, cancel := context.WithCancel(w.ctx)
 	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.Resource, ref.Namespace, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) {
@@ -144,7 +144,7 @@ func (w *refWatches) start(ref templates.Ref) context.CancelFunc {
 }
 
 // enqueue asks for the roots that read ref.
-func (w *refWatches) enqueue(ref templates.Ref) {
+func (w *refWatches) enqueue(ref policytemplate.Ref) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rw, ok := w.watches[ref]
