@@ -11,6 +11,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
+	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
 	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
 	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
@@ -27,6 +28,7 @@ var schemeBuilder = runtime.NewSchemeBuilder(
 	clusterv1alpha1.AddToScheme,
 	clusterv1beta1.AddToScheme,
 	clusterv1beta2.AddToScheme,
+	mcsv1alpha1.AddToScheme,
 	multiclusterv1alpha1.AddToScheme,
 	operatorv1.AddToScheme,
 	policyv1.AddToScheme,
@@ -36,5 +38,6 @@ var schemeBuilder = runtime.NewSchemeBuilder(
 )
 
 // AddToScheme adds the cluster, work, policy, add-on and operator types,
-// and the SIG-Multicluster ones (multicluster, about), to a scheme.
+// the SIG-Multicluster ones (multicluster, about) and the hub side of
+// multi-cluster services (mcs), to a scheme.
 var AddToScheme = schemeBuilder.AddToScheme
