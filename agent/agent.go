@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent/policy"
 	"github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/registration"
+	"github.com/flotilla-io/flotilla/agent/services"
 	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	"github.com/flotilla-io/flotilla/agent/work"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -104,7 +105,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	sessionFuncs := []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent)}
+	servicesAgent, err := services.New(services.Config{ClusterName: opts.ClusterName, Spoke: spokeConfig, SpokeMapper: mapper})
+	if err != nil {
+		return err
+	}
+	sessionFuncs := []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent), runServices(servicesAgent)}
 	if opts.Proxy {
 		sessionFuncs = append(sessionFuncs, runProxy(spokeConfig, opts))
 	}
@@ -189,6 +194,26 @@ func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
 			}
 			d := backoff.Step()
 			klog.FromContext(ctx).Info("The policy agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
+}
+
+// runServices runs the multi-cluster services agent for as long as each
+// hub session lasts.
+func runServices(a *services.Agent) func(context.Context, registration.HubSession) {
+	return func(ctx context.Context, s registration.HubSession) {
+		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+		for ctx.Err() == nil {
+			err := a.Run(ctx, s.Config)
+			if ctx.Err() != nil {
+				return
+			}
+			d := backoff.Step()
+			klog.FromContext(ctx).Info("The services agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
 			select {
 			case <-ctx.Done():
 			case <-time.After(d):

@@ -1,0 +1,48 @@
+package services
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+)
+
+// Config configures the services agent of one managed cluster.
+type Config struct {
+	// ClusterName is the managed cluster's name: its hub namespace and its
+	// cluster ID in its cluster set.
+	ClusterName string
+	// Spoke reaches the managed cluster's API server.
+	Spoke *rest.Config
+	// SpokeMapper, when set, resolves the managed cluster's kinds.
+	SpokeMapper meta.RESTMapper
+}
+
+// Agent carries one managed cluster's exports to the hub and its imports
+// from it. Make one with New for the life of the process; Run it with each
+// hub session.
+type Agent struct {
+	cfg Config
+}
+
+// New returns the services agent of cfg's cluster.
+func New(cfg Config) (*Agent, error) {
+	if cfg.ClusterName == "" || cfg.Spoke == nil {
+		return nil, errors.New("services agent: the cluster name and the spoke's configuration are required")
+	}
+	return &Agent{cfg: cfg}, nil
+}
+
+// Run exports and imports over one hub session until ctx ends or either
+// side fails.
+func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- a.runExport(ctx, hub) }()
+	go func() { errs <- a.runImport(ctx, hub) }()
+	err := <-errs
+	cancel()
+	return errors.Join(err, <-errs)
+}
