@@ -152,15 +152,32 @@ func Run(ctx context.Context, opts Options) error {
 
 // runWork runs the work agent for as long as each hub session lasts.
 func runWork(a *work.Agent) func(context.Context, registration.HubSession) {
+	return restarting("work", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config, s.AgentID) })
+}
+
+// runPolicy runs the policy agent for as long as each hub session lasts.
+func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
+	return restarting("policy", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config) })
+}
+
+// runServices runs the multi-cluster services agent for as long as each
+// hub session lasts.
+func runServices(a *services.Agent) func(context.Context, registration.HubSession) {
+	return restarting("services", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config) })
+}
+
+// restarting runs run for as long as each hub session lasts, starting it
+// again with a backoff whenever it stops before the session ends.
+func restarting(name string, run func(context.Context, registration.HubSession) error) func(context.Context, registration.HubSession) {
 	return func(ctx context.Context, s registration.HubSession) {
 		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
 		for ctx.Err() == nil {
-			err := a.Run(ctx, s.Config, s.AgentID)
+			err := run(ctx, s)
 			if ctx.Err() != nil {
 				return
 			}
 			d := backoff.Step()
-			klog.FromContext(ctx).Info("The work agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
+			klog.FromContext(ctx).Info("The "+name+" agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
 			select {
 			case <-ctx.Done():
 			case <-time.After(d):
@@ -169,7 +186,6 @@ func runWork(a *work.Agent) func(context.Context, registration.HubSession) {
 	}
 }
 
-// runPolicy runs the policy agent for as long as each hub session lasts.
 // runProxy keeps the cluster proxy's tunnel open for as long as the hub
 // session lasts.
 func runProxy(spoke *rest.Config, opts Options) func(context.Context, registration.HubSession) {
@@ -180,44 +196,6 @@ func runProxy(spoke *rest.Config, opts Options) func(context.Context, registrati
 		})
 		if err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "The cluster proxy cannot run; hub users cannot reach this cluster through the hub")
-		}
-	}
-}
-
-func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
-	return func(ctx context.Context, s registration.HubSession) {
-		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
-		for ctx.Err() == nil {
-			err := a.Run(ctx, s.Config)
-			if ctx.Err() != nil {
-				return
-			}
-			d := backoff.Step()
-			klog.FromContext(ctx).Info("The policy agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
-		}
-	}
-}
-
-// runServices runs the multi-cluster services agent for as long as each
-// hub session lasts.
-func runServices(a *services.Agent) func(context.Context, registration.HubSession) {
-	return func(ctx context.Context, s registration.HubSession) {
-		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
-		for ctx.Err() == nil {
-			err := a.Run(ctx, s.Config)
-			if ctx.Err() != nil {
-				return
-			}
-			d := backoff.Step()
-			klog.FromContext(ctx).Info("The services agent stopped; restarting it", "reason", fmt.Sprint(err), "retryIn", d.Round(time.Millisecond))
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
 		}
 	}
 }
