@@ -35,8 +35,13 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Run exports and imports over one hub session until ctx ends or either
-// side fails.
+// side fails. It first installs the MCS CRDs (ServiceExport,
+// ServiceImport) on the managed cluster where they are missing or older,
+// and returns the error if it cannot.
 func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
+	if err := installCRDs(ctx, a.cfg.Spoke); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 2)
