@@ -66,7 +66,7 @@ func TestClustersFlagIsOneVocabulary(t *testing.T) {
 			t.Errorf("%s: --cluster a --clusters b,c gave %v", c.CommandPath(), got)
 		}
 	})
-	for _, want := range []string{"flotilla accept", "flotilla deny", "flotilla get works", "flotilla create work", "flotilla delete work", "flotilla describe work", "flotilla clusterset set"} {
+	for _, want := range []string{"flotilla accept", "flotilla deny", "flotilla get works", "flotilla create work", "flotilla delete work", "flotilla describe work", "flotilla clusterset set", "flotilla get serviceexports", "flotilla get serviceimports", "flotilla describe serviceexport"} {
 		if !strings.Contains(strings.Join(takers, "\n")+"\n", want+"\n") {
 			t.Errorf("%s takes no --clusters", want)
 		}
@@ -114,11 +114,11 @@ func TestKindVerbsSayTheirKinds(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"get"}, []string{"name what to get", "clusters", "works", "placements", "policies", "clustersets", "token"}},
+		{[]string{"get"}, []string{"name what to get", "clusters", "works", "placements", "policies", "clustersets", "serviceexports", "serviceimports", "token"}},
 		{[]string{"get", "wroks"}, []string{`does not know "wroks"`, `Did you mean "works"?`}},
 		{[]string{"get", "placemnts"}, []string{`Did you mean "placements"?`}},
 		{[]string{"describe", "clustr", "x"}, []string{`Did you mean "cluster"`}},
-		{[]string{"describe", "nodes"}, []string{`does not know "nodes"`, "cluster, clusterset, placement, policy or work"}},
+		{[]string{"describe", "nodes"}, []string{`does not know "nodes"`, "cluster, clusterset, placement, policy, serviceexport, serviceimport or work"}},
 		{[]string{"delete"}, []string{"name what to delete", "work"}},
 	} {
 		var out, errOut bytes.Buffer

@@ -21,7 +21,7 @@ import (
 
 // NewCommand returns `flotilla describe` with all its kinds.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
-	return withDescribes(g, withWorkDescribe(g, newDescribeCommand(g)))
+	return withServiceDescribes(g, withDescribes(g, withWorkDescribe(g, newDescribeCommand(g))))
 }
 
 // withDescribes adds `describe cluster`, `describe clusterset` and
@@ -34,7 +34,8 @@ func withDescribes(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
   flotilla describe work hello --clusters cluster1
   flotilla describe placement web -n apps
   flotilla describe clusterset default
-  flotilla describe policy policy-namespace -n policies`
+  flotilla describe policy policy-namespace -n policies
+  flotilla describe serviceimport shop/web`
 	}
 	if describe.Long == "" {
 		describe.Long = "Show one object of the hub in detail: its spec, its status and conditions, and what it relates to."

@@ -8,7 +8,7 @@ import (
 
 // NewCommand returns `flotilla get` with all its kinds.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
-	return withPolicyGets(g, withPlacementGets(g, newGetCommand(g)))
+	return withServiceGets(g, withPolicyGets(g, withPlacementGets(g, newGetCommand(g))))
 }
 
 // withPlacementGets adds `get clustersets` and `get placements` to the get command.
@@ -27,7 +27,9 @@ func newGetCommand(g *cmdutil.Globals) *cobra.Command {
   flotilla get clusters -o wide
   flotilla get works --clusters cluster1
   flotilla get placements -n apps
-  flotilla get policies --matrix`,
+  flotilla get policies --matrix
+  flotilla get serviceexports
+  flotilla get serviceimports --clusterset shop`,
 		// The kinds it gets and what it says of an unknown one come from
 		// its subcommands: see finishKindVerbs.
 		RunE: cmdutil.RunKindVerb,
