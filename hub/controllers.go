@@ -11,6 +11,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/placement"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/hub/services"
 	"github.com/flotilla-io/flotilla/hub/workreplicaset"
 	"github.com/flotilla-io/flotilla/internal/version"
 )
@@ -22,6 +23,7 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 		registration.Setup,
 		clusterset.Setup, placement.Setup, policy.Setup, workreplicaset.Setup,
 		inventory.Setup,
+		services.Setup,
 		addon.Setup,
 		func(mgr manager.Manager) error {
 			return clustermanager.Setup(mgr, clustermanager.Options{

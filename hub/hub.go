@@ -41,6 +41,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/hub/services"
 	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
@@ -328,6 +329,9 @@ func prepare(ctx context.Context, cfg *rest.Config, url string, withCRDs bool) e
 		return err
 	}
 	if err := bootstraptoken.Install(ctx, client); err != nil {
+		return err
+	}
+	if err := services.Install(ctx, client); err != nil {
 		return err
 	}
 	return registration.Install(ctx, client)

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -29,6 +30,11 @@ func sharedClusterRoles() []*rbacv1.ClusterRole {
 				// cluster and reports their compliance.
 				{APIGroups: []string{"policy.open-cluster-management.io"}, Resources: []string{"policies"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 				{APIGroups: []string{"policy.open-cluster-management.io"}, Resources: []string{"policies/status"}, Verbs: []string{"update", "patch"}},
+				// Multi-cluster services: the agent publishes what its cluster
+				// exports, one ExportedService per Service, and deletes it when
+				// the export goes. Their status is the hub's verdict: no
+				// exportedservices/status.
+				{APIGroups: []string{mcsv1alpha1.GroupVersion.Group}, Resources: []string{"exportedservices"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 			},
 		},
 		{
@@ -93,18 +99,10 @@ func workRoleBinding(c, agent string) *rbacv1.RoleBinding {
 	}
 }
 
-// clusterSubjects are whom cluster c's access is granted to: its accepted
-// agent, by user name, once the hub has recorded one
-// (identity.AcceptedAgentAnnotation), so that an agent it replaced, or a
-// certificate approved for another agent of the same cluster, is refused
-// by RBAC itself; until then, as OCM does, the group of c's agents.
-// Certificates cannot be revoked in Kubernetes: naming the user is how the
-// hub stops honouring one.
+// clusterSubjects are whom cluster c's access is granted to (see
+// identity.AgentSubjects): the hub's services controllers bind the same.
 func clusterSubjects(c, agent string) []rbacv1.Subject {
-	if agent != "" {
-		return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: identity.AgentUser(c, agent)}}
-	}
-	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ClusterGroup(c)}}
+	return identity.AgentSubjects(c, agent)
 }
 
 func clusterLabels(c string) map[string]string {

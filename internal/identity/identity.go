@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 const (
@@ -109,3 +110,17 @@ func CheckClientUsages(usages []certificatesv1.KeyUsage) error {
 // accepted, and users allowed to accept clusters. Agents may not change
 // it, since it does not begin with their annotation prefix.
 const AcceptedAgentAnnotation = "registration.flotilla.io/accepted-agent"
+
+// AgentSubjects are whom cluster c's access on the hub is granted to: its
+// accepted agent, by user name, once the hub has recorded one (agent, the
+// value of AcceptedAgentAnnotation), so that an agent it replaced, or a
+// certificate approved for another agent of the same cluster, is refused
+// by RBAC itself; until then, as OCM does, the group of c's agents.
+// Certificates cannot be revoked in Kubernetes: naming the user is how the
+// hub stops honouring one.
+func AgentSubjects(c, agent string) []rbacv1.Subject {
+	if agent != "" {
+		return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: AgentUser(c, agent)}}
+	}
+	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: ClusterGroup(c)}}
+}
