@@ -64,6 +64,8 @@ type hollowShared struct {
 	version    string
 	leaseSlots chan struct{}
 	workers    hollowWorkers
+	// hooks add to what every agent does (the services benchmark's).
+	hooks hollowHooks
 	// agents counts the agents' goroutines, to wait for when they stop.
 	agents sync.WaitGroup
 	// errors counts the hub requests that failed, by what; first keeps
@@ -94,7 +96,29 @@ func (m kindMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.
 // The returned function stops them all, waits until they have, and
 // prints the hub requests that failed.
 func startHollowAgents(ctx context.Context, names []string, bootstrap string, admin *rest.Config) (stop func(), err error) {
-	sh := &hollowShared{errors: map[string]int{}, first: map[string]string{}, leaseSlots: make(chan struct{}, hollowLeaseWorkers)}
+	return startHollowAgentsWith(ctx, names, bootstrap, admin, hollowHooks{})
+}
+
+// hollowWatch is a watch of a hollow agent: what it watches (for errors),
+// its path and query, and the handler of its objects.
+type hollowWatch struct {
+	what, path string
+	query      url.Values
+	handle     hollowHandler
+}
+
+// hollowHooks extend what each hollow agent does, for scenarios beyond
+// the fleet's: watches more than the fleet's three, and a call once the
+// agent holds its certificate and its cluster is accepted (from then on
+// a.hub is its connection). Either may be nil.
+type hollowHooks struct {
+	watches func(a *hollowAgent) []hollowWatch
+	joined  func(ctx context.Context, a *hollowAgent)
+}
+
+// startHollowAgentsWith is startHollowAgents with hooks.
+func startHollowAgentsWith(ctx context.Context, names []string, bootstrap string, admin *rest.Config, hooks hollowHooks) (stop func(), err error) {
+	sh := &hollowShared{errors: map[string]int{}, first: map[string]string{}, leaseSlots: make(chan struct{}, hollowLeaseWorkers), hooks: hooks}
 	boot, err := clientcmd.BuildConfigFromFlags("", bootstrap)
 	if err != nil {
 		return nil, err
@@ -208,15 +232,17 @@ func (a *hollowAgent) run(ctx context.Context) {
 	a.lease.start(ctx, a.lease.renew)
 	// The status checks start when the watch of the ManagedCluster first
 	// sees it (onCluster), as the agent's status controller does.
-	watches := []struct {
-		what, path string
-		query      url.Values
-		handle     hollowHandler
-	}{
+	watches := []hollowWatch{
 		{"managedclusters", hubPath(clusterv1.GroupVersion, "", "managedclusters", "", ""),
 			url.Values{"fieldSelector": {"metadata.name=" + a.name}}, a.onCluster},
 		{"manifestworks", hubPath(workv1.GroupVersion, a.name, "manifestworks", "", ""), nil, a.onWork},
 		{"policies", hubPath(policyv1.GroupVersion, a.name, "policies", "", ""), nil, a.onPolicy},
+	}
+	if a.sh.hooks.watches != nil {
+		watches = append(watches, a.sh.hooks.watches(a)...)
+	}
+	if a.sh.hooks.joined != nil {
+		a.sh.hooks.joined(ctx, a)
 	}
 	a.watching.Store(int32(len(watches)))
 	for _, w := range watches {

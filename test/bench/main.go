@@ -48,6 +48,7 @@ var scenarios = []scenario{
 	{"proxy", benchProxy},
 	{"ha", benchHA},
 	{"ha-members", benchMembers},
+	{"services", benchServices},
 }
 
 func main() {
