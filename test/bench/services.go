@@ -247,7 +247,9 @@ func (b *servicesBench) formSet(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	inSet := func(mc *clusterv1.ManagedCluster) bool { return mc.Labels[clusterv1beta2.ClusterSetLabel] == servicesSet }
+	inSet := func(mc *clusterv1.ManagedCluster) bool {
+		return mc.Labels[clusterv1beta2.ClusterSetLabel] == servicesSet
+	}
 	return waitAllClusters(ctx, b.c, b.l.clusters, "in set "+servicesSet, 5*time.Minute, inSet)
 }
 
@@ -455,7 +457,9 @@ func (b *servicesBench) printLatencies(probes []*serviceProbe, fromReal map[*ser
 	figures := []figure{
 		{"hop 1: ExportedService on the hub holds it (benchmark's watch)", "", since(func(p *serviceProbe) time.Time { return p.exported })},
 		{"hop 2: the set's ImportedService holds it (benchmark's watch)", "", since(func(p *serviceProbe) time.Time { return p.imported })},
-		{"every hollow cluster's watch saw the ImportedService", "", func(p *serviceProbe) (time.Duration, bool) { return p.last(func(n string) bool { return !b.l.isReal(n) }) }},
+		{"every hollow cluster's watch saw the ImportedService", "", func(p *serviceProbe) (time.Duration, bool) {
+			return p.last(func(n string) bool { return !b.l.isReal(n) })
+		}},
 	}
 	if b.l.real > 0 {
 		figures = append(figures, figure{"EndpointSlice in every real spoke (real agents)", "", func(p *serviceProbe) (time.Duration, bool) { return p.last(b.l.isReal) }})
