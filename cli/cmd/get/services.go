@@ -146,7 +146,7 @@ func (o *getServiceExportsOptions) run(ctx context.Context, names []serviceName)
 		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), len(names) == 1 && len(items) == 1)
 	}
 	if len(items) == 0 {
-		o.Notef("No cluster exports a service%s yet: create a ServiceExport beside a Service in a member cluster of a cluster set (see docs/services.md).", o.filterSuffix())
+		o.Notef("No cluster exports a service%s yet: create a ServiceExport beside a Service in a member cluster of a cluster set (see docs/services.md).", o.filterSuffix("from"))
 		return nil
 	}
 	header, rows := exportTable(items, time.Now())
@@ -154,13 +154,13 @@ func (o *getServiceExportsOptions) run(ctx context.Context, names []serviceName)
 }
 
 // filterSuffix says what the filters asked for, for messages.
-func (f serviceFilter) filterSuffix() string {
+func (f serviceFilter) filterSuffix(clusters string) string {
 	var s []string
 	if f.namespace != "" {
 		s = append(s, "in namespace "+f.namespace)
 	}
 	if len(f.clusters) > 0 {
-		s = append(s, "from cluster "+strings.Join(f.clusters, ", "))
+		s = append(s, clusters+" cluster "+strings.Join(f.clusters, ", "))
 	}
 	if len(f.clusterSets) > 0 {
 		s = append(s, "into cluster set "+strings.Join(f.clusterSets, ", "))
@@ -175,11 +175,11 @@ func (f serviceFilter) filterSuffix() string {
 func exportNotFound(n serviceName, f serviceFilter, where string) error {
 	what := "Service " + n.name
 	if n.namespace != "" {
-		what = "Service " + n.String()
+		what, f.namespace = "Service "+n.String(), ""
 	}
 	return fmt.Errorf("no cluster exports %s%s: there is no such ExportedService on %s (see `flotilla get serviceexports` for what is exported).\n"+
 		"To export it, create a ServiceExport of the same name and namespace beside the Service in a cluster; "+
-		"if you did, its Valid condition there says why it is not exported", what, f.filterSuffix(), where)
+		"if you did, its Valid condition there says why it is not exported", what, f.filterSuffix("from"), where)
 }
 
 // filterExports keeps the exports of names under the filters, sorted by

@@ -184,7 +184,7 @@ func (o *getServiceImportsOptions) run(ctx context.Context, names []serviceName)
 		return cmdutil.PrintFound(o.Streams.Out, o.output, cmdutil.AsFound(items, gvk), cmdutil.ListKind(gvk), len(names) == 1 && len(items) == 1)
 	}
 	if len(items) == 0 {
-		o.Notef("No cluster set imports a service%s yet: a service is imported into every member of a cluster set once a member exports it (see docs/services.md).", o.filterSuffix())
+		o.Notef("No cluster set imports a service%s yet: a service is imported into every member of a cluster set once a member exports it (see docs/services.md).", o.filterSuffix("into"))
 		return nil
 	}
 	header, rows := v.Table(items, time.Now(), o.output == cmdutil.OutputWide)
@@ -195,9 +195,9 @@ func (o *getServiceImportsOptions) run(ctx context.Context, names []serviceName)
 func importNotFound(n serviceName, f serviceFilter, where string) error {
 	what := "Service " + n.name
 	if n.namespace != "" {
-		what = "Service " + n.String()
+		what, f.namespace = "Service "+n.String(), ""
 	}
 	return fmt.Errorf("no cluster set imports %s%s: there is no such ImportedService on %s (see `flotilla get serviceimports` for the names).\n"+
 		"A service is imported once a member of an exclusive cluster set exports it: `flotilla get serviceexports %s` shows who exports it and into which set",
-		what, f.filterSuffix(), where, n.name)
+		what, f.filterSuffix("into"), where, n.name)
 }
