@@ -27,6 +27,9 @@ type clusterData struct {
 	PoliciesVisible bool
 	Events          []corev1.Event
 	EventsError     string
+	// Services are the cluster's multi-cluster services: its exports and
+	// its set's imports.
+	Services servicesData
 }
 
 // workView is one ManifestWork with its manifests' states.
@@ -80,6 +83,7 @@ func (s *server) cluster(r *http.Request) (*page, error) {
 		}
 		slices.SortFunc(d.Policies, func(a, b policyRow) int { return strings.Compare(a.Root, b.Root) })
 	}
+	d.Services = s.clusterServices(r.Context(), mc)
 	evs, err := s.store.events(r.Context(), name)
 	if err != nil {
 		d.EventsError = err.Error()

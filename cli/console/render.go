@@ -192,9 +192,9 @@ type badge struct {
 // stateOf turns a state word into a badge: colour never carries it alone.
 func stateOf(s string) badge {
 	switch s {
-	case "Available", "True", "Compliant", "Complete", "Connected", "Applied", "Succeeded", "Chosen":
+	case "Available", "True", "Compliant", "Complete", "Connected", "Applied", "Succeeded", "Chosen", "Valid":
 		return badge{s, "✔", "ok"}
-	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied":
+	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied", "Conflict":
 		return badge{s, "✖", "bad"}
 	case "Pending", "Progressing", "Paused", "Waiting":
 		return badge{s, "◐", "wait"}
