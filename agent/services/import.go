@@ -69,7 +69,7 @@ func (a *Agent) runImport(ctx context.Context, hub *rest.Config) error {
 		return fmt.Errorf("services import: create the client of cluster %s: %w", a.cfg.ClusterName, err)
 	}
 	im := &importer{cluster: a.cfg.ClusterName, hub: hubClient, spoke: spoke}
-	return im.run(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("cluster", a.cfg.ClusterName, "side", "import")))
+	return im.run(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("side", "import")))
 }
 
 // run follows the cluster's set: each change ends the imports of the set

@@ -11,17 +11,17 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcscrd "sigs.k8s.io/mcs-api/config/crd"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -32,7 +32,6 @@ import (
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
-	"github.com/flotilla-io/flotilla/internal/identity"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
@@ -92,6 +91,8 @@ func startImportCluster(ctx SpecContext, prefix string) *importCluster {
 	sc.c, err = client.New(cp.Config, client.Options{Scheme: importSpecScheme})
 	Expect(err).NotTo(HaveOccurred())
 	spoke.Client = sc.c
+	spoke.Kube, err = kubernetes.NewForConfig(cp.Config)
+	Expect(err).NotTo(HaveOccurred())
 	installImportCRDs(ctx, sc.c)
 	sc.env = &agentEnv{spoke: spoke, token: createBootstrapToken(ctx)}
 	sc.opts = sc.env.options(sc.name)
@@ -131,8 +132,8 @@ func installImportCRDs(ctx context.Context, c client.Client) {
 	Eventually(func() error { return c.List(ctx, &mcsv1beta1.ServiceImportList{}) }).Should(Succeed())
 }
 
-// newImportSet creates an exclusive ManagedClusterSet and its hub
-// namespace, removed when the enclosing container ends.
+// newImportSet creates an exclusive ManagedClusterSet, removed when the
+// enclosing container ends; the hub makes its namespace.
 func newImportSet(ctx SpecContext) string {
 	GinkgoHelper()
 	hub := importHub()
@@ -141,9 +142,6 @@ func newImportSet(ctx SpecContext) string {
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(hub.Delete(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: set}}))).To(Succeed())
 	})
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mcs.SetNamespace(set), Labels: map[string]string{mcs.ClusterSetLabel: set}}}
-	Expect(client.IgnoreAlreadyExists(hub.Create(ctx, ns))).To(Succeed())
-	DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hub.Delete(ctx, ns))).To(Succeed()) })
 	return set
 }
 
@@ -160,86 +158,6 @@ func setClusterSet(ctx context.Context, cluster, set string) {
 		}
 		mc.Labels[clusterv1.ClusterSetLabel] = set
 	})).To(Succeed())
-}
-
-// allowImports lets cluster's agent read the ImportedServices of set, as
-// the hub does for the members of a set.
-func allowImports(ctx SpecContext, set, cluster string) {
-	GinkgoHelper()
-	hub := importHub()
-	ns := mcs.SetNamespace(set)
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-import-reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{mcsv1alpha1.GroupName}, Resources: []string{"importedservices"}, Verbs: []string{"get", "list", "watch"}}},
-	}
-	Expect(client.IgnoreAlreadyExists(hub.Create(ctx, role))).To(Succeed())
-	Expect(client.IgnoreAlreadyExists(hub.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-import-" + cluster},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: identity.ClusterGroup(cluster)}},
-	}))).To(Succeed())
-}
-
-// importOf is an ImportedService of set, as the hub merges one.
-func importOf(set, namespace, name string, typ mcsv1alpha1.ServiceType, clusters ...mcsv1alpha1.ImportedCluster) *mcsv1alpha1.ImportedService {
-	return &mcsv1alpha1.ImportedService{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: mcs.SetNamespace(set), Name: mcs.ObjectName(namespace, name),
-			Labels: map[string]string{mcs.ClusterSetLabel: set, mcs.ServiceNamespaceLabel: namespace, mcs.ServiceNameLabel: name},
-		},
-		Spec: mcsv1alpha1.ImportedServiceSpec{
-			ClusterSet: set, Namespace: namespace, Name: name,
-			ServiceProperties: mcsv1alpha1.ServiceProperties{
-				Type:  typ,
-				Ports: []mcsv1alpha1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
-			},
-			Clusters: clusters,
-		},
-	}
-}
-
-// importFrom is cluster's entry of an import with n ready IPv4 endpoints
-// 10.<base>.x.y, port http/8080, named <prefix>-<i> when prefix is set.
-func importFrom(cluster string, base, n int, hostPrefix string) mcsv1alpha1.ImportedCluster {
-	g := mcsv1alpha1.EndpointGroup{
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To[int32](8080)}},
-	}
-	for i := range n {
-		e := mcsv1alpha1.Endpoint{
-			Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", base, i/200, i%200+1)},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-		}
-		if hostPrefix != "" {
-			e.Hostname = ptr.To(fmt.Sprintf("%s-%d", hostPrefix, i))
-		}
-		g.Endpoints = append(g.Endpoints, e)
-	}
-	return mcsv1alpha1.ImportedCluster{Name: cluster, Generation: 1, Available: true, Endpoints: []mcsv1alpha1.EndpointGroup{g}}
-}
-
-// publishImport writes is on the hub as its admin (the hub's merge would).
-func publishImport(ctx context.Context, is *mcsv1alpha1.ImportedService) {
-	GinkgoHelper()
-	hub := importHub()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got := &mcsv1alpha1.ImportedService{}
-		err := hub.Get(ctx, client.ObjectKeyFromObject(is), got)
-		if apierrors.IsNotFound(err) {
-			return hub.Create(ctx, is.DeepCopy())
-		}
-		if err != nil {
-			return err
-		}
-		got.Labels, got.Spec = is.Labels, *is.Spec.DeepCopy()
-		return hub.Update(ctx, got)
-	})).To(Succeed())
-}
-
-// unpublishImport deletes is from the hub.
-func unpublishImport(ctx context.Context, is *mcsv1alpha1.ImportedService) {
-	GinkgoHelper()
-	Expect(client.IgnoreNotFound(importHub().Delete(ctx, is.DeepCopy()))).To(Succeed())
 }
 
 // serviceImport returns the cluster's ServiceImport namespace/name, or nil.
@@ -293,16 +211,6 @@ func addressesFrom(items []discoveryv1.EndpointSlice, cluster string) []string {
 	return out
 }
 
-// wantAddresses are the addresses importFrom(…, base, n, …) gives.
-func wantAddresses(base, n int) []string {
-	var out []string
-	for i := range n {
-		out = append(out, fmt.Sprintf("10.%d.%d.%d", base, i/200, i%200+1))
-	}
-	slices.Sort(out)
-	return out
-}
-
 // resourceVersions maps every object the agent wrote into the cluster
 // (ServiceImports, derived Services, imported EndpointSlices) to its
 // resourceVersion: what a spec compares to tell whether it was written.
@@ -333,4 +241,102 @@ func withoutKey(m map[string]string, key string) map[string]string {
 	m = maps.Clone(m)
 	delete(m, key)
 	return m
+}
+
+// importNode is the node the pods of the import specs run on.
+const importNode = "import-node"
+
+// podIP is the address of the i-th pod (from 0) of a service at base.
+func podIP(base, i int) string { return fmt.Sprintf("10.%d.%d.%d", base, i/200, i%200+1) }
+
+// podIPs are the addresses of pods 0 to n-1 at base, sorted.
+func podIPs(base, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, podIP(base, i))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// exportService creates, in the cluster, namespace ns where missing,
+// Service ns/name (port http 80 to 8080, selecting app=name; headless or
+// not, as mutate makes it), n ready pods at base (with hostnames
+// <name>-<i> and the Service as subdomain when hostnames) and the
+// ServiceExport.
+func (sc *importCluster) exportService(ctx context.Context, ns, name string, base, n int, hostnames bool, mutate ...func(*corev1.Service)) {
+	GinkgoHelper()
+	Expect(client.IgnoreAlreadyExists(sc.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	for _, m := range mutate {
+		m(svc)
+	}
+	Expect(client.IgnoreAlreadyExists(sc.c.Create(ctx, svc))).To(Succeed())
+	sc.runPods(ctx, ns, name, base, 0, n, hostnames)
+	Expect(sc.c.Create(ctx, &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+}
+
+// runPods runs pods from to n-1 of app as a kubelet would report them:
+// Running at podIP(base, i), ready.
+func (sc *importCluster) runPods(ctx context.Context, ns, app string, base, from, n int, hostnames bool) {
+	GinkgoHelper()
+	for i := from; i < n; i++ {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", app, i), Labels: map[string]string{"app": app}},
+			Spec: corev1.PodSpec{NodeName: importNode, Containers: []corev1.Container{{
+				Name: "app", Image: "app", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+			}}},
+		}
+		if hostnames {
+			p.Spec.Hostname, p.Spec.Subdomain = p.Name, app
+		}
+		// The namespace's default ServiceAccount comes with its controller.
+		Eventually(func() error { return client.IgnoreAlreadyExists(sc.c.Create(ctx, p)) }).Should(Succeed())
+		ip := podIP(base, i)
+		p.Status = corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
+		}
+		Expect(sc.c.Status().Update(ctx, p)).To(Succeed())
+	}
+}
+
+// setPodReady sets pod ns/name's Ready condition.
+func (sc *importCluster) setPodReady(ctx context.Context, ns, name string, ready bool) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := sc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+			return err
+		}
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+		return sc.c.Status().Update(ctx, p)
+	})).To(Succeed())
+}
+
+// unexport deletes ServiceExport ns/name.
+func (sc *importCluster) unexport(ctx context.Context, ns, name string) {
+	GinkgoHelper()
+	Expect(client.IgnoreNotFound(sc.c.Delete(ctx, &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))).To(Succeed())
+}
+
+// exportCondition returns the condition t of ServiceExport ns/name, or nil.
+func (sc *importCluster) exportCondition(ctx context.Context, ns, name, t string) func() *metav1.Condition {
+	return func() *metav1.Condition {
+		se := &mcsv1beta1.ServiceExport{}
+		if err := sc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, se); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(se.Status.Conditions, t)
+	}
 }

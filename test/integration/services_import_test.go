@@ -2,6 +2,7 @@ package integration
 
 import (
 	"net"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,15 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
-// The import side of multi-cluster services: what each member cluster's
-// agent writes into its cluster from the ImportedServices of its set on the
-// hub. The hub's merge is not what these specs test: they write the
-// ImportedServices on the hub as its admin, as the merge would, and the
-// RoleBindings the hub makes for the members of a set.
+// The import side of multi-cluster services, end to end: Services and
+// ServiceExports in real spoke API servers (with the EndpointSlice
+// controller), real agents carrying them to the hub, the hub's merge, and
+// what each member's agent then writes into its cluster.
 var _ = Describe("services import", Ordered, func() {
 	var (
 		set     string
@@ -35,8 +35,8 @@ var _ = Describe("services import", Ordered, func() {
 		a, b, c = startImportCluster(ctx, "imp-a"), startImportCluster(ctx, "imp-b"), startImportCluster(ctx, "imp-c")
 		all = []*importCluster{a, b, c}
 		for _, sc := range all {
+			Expect(sc.c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: importNode}})).To(Succeed())
 			setClusterSet(ctx, sc.name, set)
-			allowImports(ctx, set, sc.name)
 		}
 	})
 
@@ -51,42 +51,26 @@ var _ = Describe("services import", Ordered, func() {
 			Eventually(sc.importSlices(ctx, namespace, name), "20s").Should(BeEmpty(), sc.name)
 		}
 	}
+	// addresses returns the addresses cluster from holds of namespace/name in sc.
+	addresses := func(ctx SpecContext, sc *importCluster, namespace, name string, from *importCluster) func() []string {
+		return func() []string { return addressesFrom(sc.importSlices(ctx, namespace, name)(), from.name) }
+	}
 
-	It("imports a ClusterSetIP service into every member, exporters included, as the merge says, and removes it when the hub does", func(ctx SpecContext) {
+	It("imports a ClusterSetIP export into every member, exporters included, with the Service's properties, and removes it with the export", func(ctx SpecContext) {
 		ns := newNamespace()
-		By("a Service of the same name in cluster a, which importing must not change")
-		Expect(a.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		local := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"app": "web"}},
-			Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
-		}
-		Expect(a.c.Create(ctx, local)).To(Succeed())
-		localSlices := func() []discoveryv1.EndpointSlice {
-			list := &discoveryv1.EndpointSliceList{}
-			Expect(a.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: "web"})).To(Succeed())
-			return list.Items
-		}
-		// The EndpointSlice controller keeps a placeholder slice for a
-		// Service that selects no pods.
-		Eventually(localSlices).ShouldNot(BeEmpty())
-		before := localSlices()
-
-		is := importOf(set, ns, "web", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 1, 3, ""), importFrom(b.name, 2, 2, ""))
-		is.Spec.Ports = []mcsv1alpha1.ServicePort{
-			{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80},
-			{Name: "grpc", Protocol: corev1.ProtocolTCP, AppProtocol: ptr.To("kubernetes.io/h2c"), Port: 9090},
-		}
-		is.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
-		is.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](300)}}
-		is.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
-		is.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferClose)
-		is.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-		is.Spec.ExportedLabels = map[string]string{"team": "shop"}
-		is.Spec.ExportedAnnotations = map[string]string{"shop.example/owner": "ops"}
-		publishImport(ctx, is)
+		a.exportService(ctx, ns, "web", 1, 3, false, func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Port: 9090, AppProtocol: ptr.To("kubernetes.io/h2c")})
+			s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+			s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](300)}}
+			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+			s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferClose)
+		})
+		Eventually(a.exportCondition(ctx, ns, "web", "Valid"), "20s").Should(HaveField("Status", metav1.ConditionTrue))
+		local := &corev1.Service{}
+		Expect(a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, local)).To(Succeed())
 
 		for _, sc := range all {
-			By("cluster " + sc.name + ": the ServiceImport, in the namespace made for it where missing")
+			By("cluster " + sc.name + ": the ServiceImport, in a namespace made for it where missing")
 			var si *mcsv1beta1.ServiceImport
 			Eventually(func(g Gomega) {
 				si = sc.serviceImport(ctx, ns, "web")()
@@ -95,16 +79,16 @@ var _ = Describe("services import", Ordered, func() {
 				g.Expect(si.Spec.IPs).NotTo(BeEmpty())
 				g.Expect(si.Status.Conditions).To(ContainElement(And(HaveField("Type", "Ready"), HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "Ready"))))
 			}, "20s").Should(Succeed())
-			Expect(si.Labels).To(Equal(map[string]string{"team": "shop", mcs.ClusterSetLabel: set, "app.kubernetes.io/managed-by": mcs.ManagedBy}))
-			Expect(si.Annotations).To(Equal(map[string]string{"shop.example/owner": "ops", mcs.DerivedServiceAnnotation: mcs.DerivedServiceName(ns, "web")}))
+			Expect(si.Labels).To(Equal(map[string]string{mcs.ClusterSetLabel: set, "app.kubernetes.io/managed-by": mcs.ManagedBy}))
+			Expect(si.Annotations).To(Equal(map[string]string{mcs.DerivedServiceAnnotation: mcs.DerivedServiceName(ns, "web")}))
 			Expect(si.Spec.Ports).To(ConsistOf(
 				mcsv1beta1.ServicePort{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80},
 				mcsv1beta1.ServicePort{Name: "grpc", Protocol: corev1.ProtocolTCP, AppProtocol: ptr.To("kubernetes.io/h2c"), Port: 9090}))
-			Expect(si.Spec.SessionAffinity).To(Equal(corev1.ServiceAffinityClientIP))
-			Expect(si.Spec.SessionAffinityConfig).To(Equal(is.Spec.SessionAffinityConfig))
-			Expect(si.Spec.InternalTrafficPolicy).To(Equal(is.Spec.InternalTrafficPolicy))
-			Expect(si.Spec.TrafficDistribution).To(Equal(is.Spec.TrafficDistribution))
-			Expect(si.Status.Clusters).To(Equal([]mcsv1beta1.ClusterStatus{{Cluster: a.name}, {Cluster: b.name}}))
+			Expect(si.Spec.SessionAffinity).To(Equal(local.Spec.SessionAffinity))
+			Expect(si.Spec.SessionAffinityConfig).To(Equal(local.Spec.SessionAffinityConfig))
+			Expect(si.Spec.InternalTrafficPolicy).To(Equal(local.Spec.InternalTrafficPolicy))
+			Expect(si.Spec.TrafficDistribution).To(Equal(local.Spec.TrafficDistribution))
+			Expect(si.Status.Clusters).To(Equal([]mcsv1beta1.ClusterStatus{{Cluster: a.name}}))
 
 			By("cluster " + sc.name + ": spec.ips is the derived Service's cluster IP, one per family")
 			svc := sc.derivedService(ctx, ns, "web")()
@@ -120,27 +104,36 @@ var _ = Describe("services import", Ordered, func() {
 			Expect(svc.OwnerReferences).To(ConsistOf(And(HaveField("Kind", "ServiceImport"), HaveField("Name", "web"), HaveField("UID", si.UID))))
 			Expect(svc.Spec.Ports).To(HaveLen(2))
 
-			By("cluster " + sc.name + ": a slice per source cluster, with the well-known labels")
-			Eventually(func(g Gomega) {
-				items := sc.importSlices(ctx, ns, "web")()
-				g.Expect(addressesFrom(items, a.name)).To(Equal(wantAddresses(1, 3)))
-				g.Expect(addressesFrom(items, b.name)).To(Equal(wantAddresses(2, 2)))
-				for _, s := range items {
-					g.Expect(s.Labels).To(Equal(map[string]string{
-						mcsv1beta1.LabelServiceName:   "web",
-						mcsv1beta1.LabelSourceCluster: s.Labels[mcsv1beta1.LabelSourceCluster],
-						discoveryv1.LabelManagedBy:    mcs.ManagedBy,
-						mcs.ClusterSetLabel:           set,
-						discoveryv1.LabelServiceName:  mcs.DerivedServiceName(ns, "web"),
-					}))
-					g.Expect(s.Labels[discoveryv1.LabelManagedBy]).NotTo(Equal("endpointslice-controller.k8s.io"))
-					g.Expect(s.AddressType).To(Equal(discoveryv1.AddressTypeIPv4))
-					g.Expect(s.OwnerReferences).To(ConsistOf(And(HaveField("UID", si.UID), HaveField("Controller", ptr.To(false)))))
-				}
-			}, "60s").Should(Succeed())
+			By("cluster " + sc.name + ": a slice of the exporter's endpoints, with the well-known labels")
+			Eventually(addresses(ctx, sc, ns, "web", a), "60s").Should(Equal(podIPs(1, 3)))
+			for _, s := range sc.importSlices(ctx, ns, "web")() {
+				Expect(s.Labels).To(Equal(map[string]string{
+					mcsv1beta1.LabelServiceName:   "web",
+					mcsv1beta1.LabelSourceCluster: a.name,
+					discoveryv1.LabelManagedBy:    mcs.ManagedBy,
+					mcs.ClusterSetLabel:           set,
+					discoveryv1.LabelServiceName:  mcs.DerivedServiceName(ns, "web"),
+				}))
+				Expect(s.AddressType).To(Equal(discoveryv1.AddressTypeIPv4))
+				Expect(s.OwnerReferences).To(ConsistOf(And(HaveField("UID", si.UID), HaveField("Controller", ptr.To(false)))))
+				Expect(s.Ports).To(ConsistOf(
+					HaveField("Port", ptr.To[int32](8080)),
+					HaveField("Port", ptr.To[int32](9090))))
+			}
 		}
 
-		By("the local Service of the same name and its slices are as they were")
+		By("the exporter's own Service and its slices are as the EndpointSlice controller left them")
+		localSlices := func() []discoveryv1.EndpointSlice {
+			list := &discoveryv1.EndpointSliceList{}
+			Expect(a.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: "web"})).To(Succeed())
+			return list.Items
+		}
+		before := localSlices()
+		Expect(before).NotTo(BeEmpty())
+		for _, s := range before {
+			Expect(s.Labels).To(HaveKeyWithValue(discoveryv1.LabelManagedBy, "endpointslice-controller.k8s.io"))
+			Expect(s.Labels).NotTo(HaveKey(mcs.ClusterSetLabel))
+		}
 		Consistently(func(g Gomega) {
 			got := &corev1.Service{}
 			g.Expect(a.c.Get(ctx, client.ObjectKeyFromObject(local), got)).To(Succeed())
@@ -148,42 +141,46 @@ var _ = Describe("services import", Ordered, func() {
 			g.Expect(localSlices()).To(Equal(before))
 		}, "2s").Should(Succeed())
 
-		By("the hub removing the import removes it everywhere")
-		unpublishImport(ctx, is)
+		By("unexporting removes the import everywhere")
+		a.unexport(ctx, ns, "web")
 		goneEverywhere(ctx, ns, "web")
-		Expect(a.c.Get(ctx, client.ObjectKeyFromObject(local), &corev1.Service{})).To(Succeed())
-		Expect(localSlices()).To(Equal(before))
+		got := &corev1.Service{}
+		Expect(a.c.Get(ctx, client.ObjectKeyFromObject(local), got)).To(Succeed())
+		Expect(got.ResourceVersion).To(Equal(local.ResourceVersion))
 	})
 
 	It("keeps an import while one of two exporters remains, without the other's endpoints, and removes it with the last", func(ctx SpecContext) {
 		ns := newNamespace()
-		is := importOf(set, ns, "api", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 3, 2, ""), importFrom(b.name, 4, 2, ""))
-		publishImport(ctx, is)
+		a.exportService(ctx, ns, "api", 3, 2, false)
+		b.exportService(ctx, ns, "api", 4, 2, false)
 		for _, sc := range all {
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "api")(), b.name) }, "20s").Should(Equal(wantAddresses(4, 2)), sc.name)
+			Eventually(addresses(ctx, sc, ns, "api", a), "20s").Should(Equal(podIPs(3, 2)), sc.name)
+			Eventually(addresses(ctx, sc, ns, "api", b), "20s").Should(Equal(podIPs(4, 2)), sc.name)
+			Eventually(func() []mcsv1beta1.ClusterStatus { return sc.serviceImport(ctx, ns, "api")().Status.Clusters }).
+				Should(ConsistOf(mcsv1beta1.ClusterStatus{Cluster: a.name}, mcsv1beta1.ClusterStatus{Cluster: b.name}))
 		}
 		By("cluster a stops exporting")
-		is.Spec.Clusters = is.Spec.Clusters[1:]
-		publishImport(ctx, is)
+		a.unexport(ctx, ns, "api")
 		for _, sc := range all {
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "api")(), a.name) }, "20s").Should(BeEmpty(), sc.name)
+			Eventually(addresses(ctx, sc, ns, "api", a), "20s").Should(BeEmpty(), sc.name)
 			Eventually(func() []mcsv1beta1.ClusterStatus { return sc.serviceImport(ctx, ns, "api")().Status.Clusters }).Should(Equal([]mcsv1beta1.ClusterStatus{{Cluster: b.name}}))
 		}
 		Consistently(func(g Gomega) {
 			for _, sc := range all {
 				g.Expect(sc.serviceImport(ctx, ns, "api")()).NotTo(BeNil(), sc.name)
-				g.Expect(addressesFrom(sc.importSlices(ctx, ns, "api")(), b.name)).To(Equal(wantAddresses(4, 2)), sc.name)
+				g.Expect(addresses(ctx, sc, ns, "api", b)()).To(Equal(podIPs(4, 2)), sc.name)
 			}
 		}, "5s").Should(Succeed())
 		By("the last exporter stops")
-		unpublishImport(ctx, is)
+		b.unexport(ctx, ns, "api")
 		goneEverywhere(ctx, ns, "api")
 	})
 
-	It("imports a headless service with the endpoints' hostnames and no cluster-set IP", func(ctx SpecContext) {
+	It("imports a headless StatefulSet-like export with the pods' hostnames and no cluster-set IP", func(ctx SpecContext) {
 		ns := newNamespace()
-		is := importOf(set, ns, "db", mcsv1alpha1.Headless, importFrom(a.name, 5, 3, "db"), importFrom(b.name, 6, 2, "db"))
-		publishImport(ctx, is)
+		headless := func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone }
+		a.exportService(ctx, ns, "db", 5, 3, true, headless)
+		b.exportService(ctx, ns, "db", 6, 2, true, headless)
 		for _, sc := range all {
 			Eventually(func(g Gomega) {
 				si := sc.serviceImport(ctx, ns, "db")()
@@ -191,15 +188,16 @@ var _ = Describe("services import", Ordered, func() {
 				g.Expect(si.Spec.Type).To(Equal(mcsv1beta1.Headless))
 				g.Expect(si.Status.Conditions).To(ContainElement(And(HaveField("Type", "Ready"), HaveField("Status", metav1.ConditionTrue))))
 				items := sc.importSlices(ctx, ns, "db")()
-				g.Expect(addressesFrom(items, a.name)).To(Equal(wantAddresses(5, 3)))
-				g.Expect(addressesFrom(items, b.name)).To(Equal(wantAddresses(6, 2)))
+				g.Expect(addressesFrom(items, a.name)).To(Equal(podIPs(5, 3)))
+				g.Expect(addressesFrom(items, b.name)).To(Equal(podIPs(6, 2)))
 				hostnames := map[string][]string{}
 				for _, s := range items {
 					g.Expect(s.Labels).NotTo(HaveKey(discoveryv1.LabelServiceName))
 					for _, e := range s.Endpoints {
 						g.Expect(e.Hostname).NotTo(BeNil())
 						g.Expect(*e.Conditions.Ready).To(BeTrue())
-						hostnames[s.Labels[mcsv1beta1.LabelSourceCluster]] = append(hostnames[s.Labels[mcsv1beta1.LabelSourceCluster]], *e.Hostname)
+						from := s.Labels[mcsv1beta1.LabelSourceCluster]
+						hostnames[from] = append(hostnames[from], *e.Hostname)
 					}
 				}
 				g.Expect(hostnames[a.name]).To(ConsistOf("db-0", "db-1", "db-2"))
@@ -215,14 +213,14 @@ var _ = Describe("services import", Ordered, func() {
 				g.Expect(sc.derivedService(ctx, ns, "db")()).To(BeNil())
 			}
 		}, "5s").Should(Succeed())
-		unpublishImport(ctx, is)
+		a.unexport(ctx, ns, "db")
+		b.unexport(ctx, ns, "db")
 		goneEverywhere(ctx, ns, "db")
 	})
 
 	It("splits more than 100 endpoints of one cluster into several slices, and writes only the slice that changed", func(ctx SpecContext) {
 		ns := newNamespace()
-		is := importOf(set, ns, "big", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 7, 250, ""))
-		publishImport(ctx, is)
+		a.exportService(ctx, ns, "big", 7, 250, false)
 		for _, sc := range all {
 			Eventually(func(g Gomega) {
 				items := sc.importSlices(ctx, ns, "big")()
@@ -230,19 +228,18 @@ var _ = Describe("services import", Ordered, func() {
 				for _, s := range items {
 					g.Expect(len(s.Endpoints)).To(BeNumerically("<=", 100))
 				}
-				g.Expect(addressesFrom(items, a.name)).To(Equal(wantAddresses(7, 250)))
-			}, "20s").Should(Succeed(), sc.name)
+				g.Expect(addressesFrom(items, a.name)).To(Equal(podIPs(7, 250)))
+			}, "60s").Should(Succeed(), sc.name)
 		}
-		By("one endpoint going not ready")
+		By("one pod going not ready")
 		items := c.importSlices(ctx, ns, "big")()
 		changed := items[1].Endpoints[0].Addresses[0]
 		rv := c.resourceVersions(ctx)
-		for i, e := range is.Spec.Clusters[0].Endpoints[0].Endpoints {
-			if e.Addresses[0] == changed {
-				is.Spec.Clusters[0].Endpoints[0].Endpoints[i].Conditions.Ready = ptr.To(false)
+		for i := range 250 {
+			if podIP(7, i) == changed {
+				a.setPodReady(ctx, ns, "big-"+strconv.Itoa(i), false)
 			}
 		}
-		publishImport(ctx, is)
 		key := "EndpointSlice " + ns + "/" + items[1].Name
 		Eventually(func() bool {
 			for _, s := range c.importSlices(ctx, ns, "big")() {
@@ -256,35 +253,16 @@ var _ = Describe("services import", Ordered, func() {
 		}, "20s").Should(BeFalse())
 		Consistently(func() map[string]string { return withoutKey(c.resourceVersions(ctx), key) }, "2s").Should(Equal(withoutKey(rv, key)))
 
-		By("scaling down to 50 endpoints: one slice")
-		is.Spec.Clusters[0] = importFrom(a.name, 7, 50, "")
-		publishImport(ctx, is)
-		for _, sc := range all {
-			Eventually(func() []discoveryv1.EndpointSlice { return sc.importSlices(ctx, ns, "big")() }, "20s").Should(HaveLen(1), sc.name)
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "big")(), a.name) }).Should(Equal(wantAddresses(7, 50)))
+		By("scaling down to 50 pods: one slice")
+		for i := 50; i < 250; i++ {
+			Expect(a.c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big-" + strconv.Itoa(i)}}, client.GracePeriodSeconds(0))).To(Succeed())
 		}
-		unpublishImport(ctx, is)
+		for _, sc := range all {
+			Eventually(func() []discoveryv1.EndpointSlice { return sc.importSlices(ctx, ns, "big")() }, "30s").Should(HaveLen(1), sc.name)
+			Eventually(func() int { return len(addresses(ctx, sc, ns, "big", a)()) }).Should(Equal(50))
+		}
+		a.unexport(ctx, ns, "big")
 		goneEverywhere(ctx, ns, "big")
-	})
-
-	It("leaves out the endpoints of a cluster whose lease the hub lost, and lists it still", func(ctx SpecContext) {
-		ns := newNamespace()
-		is := importOf(set, ns, "lease", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 8, 2, ""), importFrom(b.name, 9, 2, ""))
-		is.Spec.Clusters[1].Available = false
-		publishImport(ctx, is)
-		for _, sc := range all {
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "lease")(), a.name) }, "20s").Should(Equal(wantAddresses(8, 2)), sc.name)
-			Expect(addressesFrom(sc.importSlices(ctx, ns, "lease")(), b.name)).To(BeEmpty())
-			Eventually(func() []mcsv1beta1.ClusterStatus { return sc.serviceImport(ctx, ns, "lease")().Status.Clusters }).Should(HaveLen(2))
-		}
-		By("the cluster is back")
-		is.Spec.Clusters[1].Available = true
-		publishImport(ctx, is)
-		for _, sc := range all {
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "lease")(), b.name) }, "20s").Should(Equal(wantAddresses(9, 2)), sc.name)
-		}
-		unpublishImport(ctx, is)
-		goneEverywhere(ctx, ns, "lease")
 	})
 
 	It("never touches a ServiceImport or EndpointSlice that is not its own", func(ctx SpecContext) {
@@ -297,14 +275,13 @@ var _ = Describe("services import", Ordered, func() {
 		Expect(c.c.Create(ctx, theirs)).To(Succeed())
 		theirSlice := &discoveryv1.EndpointSlice{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-other", Labels: map[string]string{
-				mcsv1beta1.LabelServiceName: "mine", mcsv1beta1.LabelSourceCluster: "elsewhere", discoveryv1.LabelManagedBy: "other-mcs.example"}},
+				mcsv1beta1.LabelServiceName: "mine", mcsv1beta1.LabelSourceCluster: a.name, discoveryv1.LabelManagedBy: "other-mcs.example"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"192.0.2.1"}}},
 		}
 		Expect(c.c.Create(ctx, theirSlice)).To(Succeed())
-		is := importOf(set, ns, "mine", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 10, 1, ""))
-		publishImport(ctx, is)
-		Eventually(a.serviceImport(ctx, ns, "mine"), "20s").ShouldNot(BeNil())
+		a.exportService(ctx, ns, "mine", 10, 1, false)
+		Eventually(b.serviceImport(ctx, ns, "mine"), "20s").ShouldNot(BeNil())
 		Eventually(c.agent.logs.count("is not Flotilla's"), "20s").Should(BeNumerically(">", 0))
 		Consistently(func(g Gomega) {
 			got := c.serviceImport(ctx, ns, "mine")()
@@ -312,8 +289,8 @@ var _ = Describe("services import", Ordered, func() {
 			g.Expect(got.ResourceVersion).To(Equal(theirs.ResourceVersion))
 			g.Expect(c.derivedService(ctx, ns, "mine")()).To(BeNil())
 		}, "3s").Should(Succeed())
-		unpublishImport(ctx, is)
-		Eventually(a.serviceImport(ctx, ns, "mine"), "20s").Should(BeNil())
+		a.unexport(ctx, ns, "mine")
+		Eventually(b.serviceImport(ctx, ns, "mine"), "20s").Should(BeNil())
 		Consistently(func(g Gomega) {
 			g.Expect(c.serviceImport(ctx, ns, "mine")()).NotTo(BeNil())
 			got := &discoveryv1.EndpointSlice{}
@@ -322,120 +299,130 @@ var _ = Describe("services import", Ordered, func() {
 		}, "3s").Should(Succeed())
 	})
 
-	It("says Ready=False IPFamilyNotSupported where the cluster has no cluster-set IP of the import's family", func(ctx SpecContext) {
+	It("drops the endpoints of a cluster whose lease the hub lost, lists it still, and takes them back when it returns", func(ctx SpecContext) {
 		ns := newNamespace()
-		is := importOf(set, ns, "v6", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 11, 1, ""))
-		is.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
-		publishImport(ctx, is)
+		a.exportService(ctx, ns, "lease", 8, 2, false)
+		b.exportService(ctx, ns, "lease", 9, 2, false)
 		for _, sc := range all {
-			Eventually(func(g Gomega) {
-				si := sc.serviceImport(ctx, ns, "v6")()
-				g.Expect(si).NotTo(BeNil())
-				g.Expect(si.Spec.IPs).To(BeEmpty())
-				g.Expect(si.Status.Conditions).To(ContainElement(And(HaveField("Type", "Ready"), HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "IPFamilyNotSupported"))))
-			}, "20s").Should(Succeed(), sc.name)
+			Eventually(addresses(ctx, sc, ns, "lease", b), "20s").Should(Equal(podIPs(9, 2)), sc.name)
 		}
-		unpublishImport(ctx, is)
-		goneEverywhere(ctx, ns, "v6")
+		By("b's agent stops: its lease lapses")
+		b.agent.stop()
+		for _, sc := range []*importCluster{a, c} {
+			Eventually(addresses(ctx, sc, ns, "lease", b), "60s").Should(BeEmpty(), sc.name)
+			Expect(addresses(ctx, sc, ns, "lease", a)()).To(Equal(podIPs(8, 2)))
+			Expect(sc.serviceImport(ctx, ns, "lease")().Status.Clusters).To(HaveLen(2))
+		}
+		By("b's agent is back")
+		b.agent = startAgentUnmanaged(b.opts)
+		for _, sc := range []*importCluster{a, c} {
+			Eventually(addresses(ctx, sc, ns, "lease", b), "60s").Should(Equal(podIPs(9, 2)), sc.name)
+		}
+		a.unexport(ctx, ns, "lease")
+		b.unexport(ctx, ns, "lease")
+		goneEverywhere(ctx, ns, "lease")
 	})
 
-	It("removes what a cluster imported from a set it leaves, says once that the hub does not let it read its new set, and imports once it does", func(ctx SpecContext) {
+	It("removes a leaving cluster's imports, and its endpoints from the others'; says once that it may not read a set the hub does not count it in", func(ctx SpecContext) {
 		ns := newNamespace()
-		is := importOf(set, ns, "move", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 12, 2, ""), importFrom(c.name, 13, 2, ""))
-		publishImport(ctx, is)
-		Eventually(func() []string { return addressesFrom(c.importSlices(ctx, ns, "move")(), a.name) }, "20s").Should(Equal(wantAddresses(12, 2)))
+		a.exportService(ctx, ns, "move", 12, 2, false)
+		c.exportService(ctx, ns, "move", 13, 2, false)
+		for _, sc := range all {
+			Eventually(addresses(ctx, sc, ns, "move", c), "20s").Should(Equal(podIPs(13, 2)), sc.name)
+		}
 
-		By("cluster c moves to another set, which does not let it read yet")
-		other := newImportSet(ctx)
+		By("cluster c moves to a set that does not exist yet")
+		other := "svc-" + utilrand.String(5)
 		forbidden := "does not let the cluster read its set's imported services"
 		before := c.agent.logs.count(forbidden)()
 		setClusterSet(ctx, c.name, other)
 		Eventually(c.serviceImport(ctx, ns, "move"), "20s").Should(BeNil())
 		Eventually(c.derivedService(ctx, ns, "move"), "20s").Should(BeNil())
 		Eventually(c.importSlices(ctx, ns, "move"), "20s").Should(BeEmpty())
+		for _, sc := range []*importCluster{a, b} {
+			Eventually(addresses(ctx, sc, ns, "move", c), "20s").Should(BeEmpty(), sc.name)
+			Expect(addresses(ctx, sc, ns, "move", a)()).To(Equal(podIPs(12, 2)))
+		}
 		Eventually(c.agent.logs.count(forbidden)).Should(Equal(before + 1))
 		Consistently(c.agent.logs.count(forbidden), "5s").Should(Equal(before + 1))
 
-		By("the hub drops c from the old set's import: the others lose its endpoints")
-		is.Spec.Clusters = is.Spec.Clusters[:1]
-		publishImport(ctx, is)
-		for _, sc := range []*importCluster{a, b} {
-			Eventually(func() []string { return addressesFrom(sc.importSlices(ctx, ns, "move")(), c.name) }, "20s").Should(BeEmpty(), sc.name)
-			Expect(sc.serviceImport(ctx, ns, "move")()).NotTo(BeNil())
-		}
-
-		By("the hub lets c read the new set")
-		inOther := importOf(other, ns, "other", mcsv1alpha1.Headless, importFrom(c.name, 14, 1, ""))
-		publishImport(ctx, inOther)
-		allowImports(ctx, other, c.name)
-		Eventually(func() []string { return addressesFrom(c.importSlices(ctx, ns, "other")(), c.name) }, "30s").Should(Equal(wantAddresses(14, 1)))
-		Expect(c.serviceImport(ctx, ns, "other")().Labels).To(HaveKeyWithValue(mcs.ClusterSetLabel, other))
+		By("the set is made: the hub lets c read it, and c imports its own export there")
+		hub := importHub()
+		Expect(hub.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(hub.Delete(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: other}}))).To(Succeed())
+		})
+		Eventually(addresses(ctx, c, ns, "move", c), "30s").Should(Equal(podIPs(13, 2)))
+		Expect(c.serviceImport(ctx, ns, "move")().Labels).To(HaveKeyWithValue(mcs.ClusterSetLabel, other))
+		Expect(addresses(ctx, c, ns, "move", a)()).To(BeEmpty())
 		Expect(c.agent.logs.count("now lets the cluster read")()).To(BeNumerically(">", 0))
 
-		By("c comes back: the new set's imports go, the old set's come back")
+		By("c comes back: the other set's import goes, the set's comes back, with c's endpoints everywhere")
 		setClusterSet(ctx, c.name, set)
-		Eventually(c.serviceImport(ctx, ns, "other"), "20s").Should(BeNil())
-		Eventually(c.importSlices(ctx, ns, "other"), "20s").Should(BeEmpty())
-		Eventually(func() []string { return addressesFrom(c.importSlices(ctx, ns, "move")(), a.name) }, "20s").Should(Equal(wantAddresses(12, 2)))
-		unpublishImport(ctx, is)
-		unpublishImport(ctx, inOther)
+		for _, sc := range all {
+			Eventually(addresses(ctx, sc, ns, "move", a), "20s").Should(Equal(podIPs(12, 2)), sc.name)
+			Eventually(addresses(ctx, sc, ns, "move", c), "20s").Should(Equal(podIPs(13, 2)), sc.name)
+			Eventually(func() map[string]string { return sc.serviceImport(ctx, ns, "move")().Labels }).Should(HaveKeyWithValue(mcs.ClusterSetLabel, set))
+		}
+		a.unexport(ctx, ns, "move")
+		c.unexport(ctx, ns, "move")
 		goneEverywhere(ctx, ns, "move")
 	})
 
 	It("restarted, rewrites nothing that is right, repairs what is not and removes what the hub no longer has", func(ctx SpecContext) {
 		ns := newNamespace()
-		keep := importOf(set, ns, "keep", mcsv1alpha1.ClusterSetIP, importFrom(a.name, 15, 150, ""), importFrom(b.name, 16, 3, ""))
-		headless := importOf(set, ns, "hl", mcsv1alpha1.Headless, importFrom(b.name, 17, 2, "hl"))
-		gone := importOf(set, ns, "gone", mcsv1alpha1.ClusterSetIP, importFrom(b.name, 18, 1, ""))
-		for _, is := range []*mcsv1alpha1.ImportedService{keep, headless, gone} {
-			publishImport(ctx, is)
-		}
+		a.exportService(ctx, ns, "keep", 15, 150, false)
+		b.exportService(ctx, ns, "keep", 16, 3, false)
+		b.exportService(ctx, ns, "hl", 17, 2, true, func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone })
+		b.exportService(ctx, ns, "gone", 18, 1, false)
 		Eventually(func(g Gomega) {
-			g.Expect(a.importSlices(ctx, ns, "keep")()).To(HaveLen(3))
-			g.Expect(a.importSlices(ctx, ns, "hl")()).To(HaveLen(1))
-			g.Expect(a.importSlices(ctx, ns, "gone")()).To(HaveLen(1))
-			si := a.serviceImport(ctx, ns, "keep")()
+			g.Expect(c.importSlices(ctx, ns, "keep")()).To(HaveLen(3))
+			g.Expect(addressesFrom(c.importSlices(ctx, ns, "keep")(), a.name)).To(HaveLen(150))
+			g.Expect(c.importSlices(ctx, ns, "hl")()).To(HaveLen(1))
+			g.Expect(c.importSlices(ctx, ns, "gone")()).To(HaveLen(1))
+			si := c.serviceImport(ctx, ns, "keep")()
 			g.Expect(si).NotTo(BeNil())
 			g.Expect(si.Spec.IPs).NotTo(BeEmpty())
 			g.Expect(si.Status.Conditions).To(ContainElement(HaveField("Status", metav1.ConditionTrue)))
-		}, "20s").Should(Succeed())
+		}, "60s").Should(Succeed())
 		// Settled: nothing more is written.
-		settled := a.resourceVersions(ctx)
-		Consistently(func() map[string]string { return a.resourceVersions(ctx) }, "2s").Should(Equal(settled))
+		settled := c.resourceVersions(ctx)
+		Consistently(func() map[string]string { return c.resourceVersions(ctx) }, "2s").Should(Equal(settled))
 
-		By("while the agent is stopped: an import goes from the hub, and someone deletes one of its slices")
-		a.agent.stop()
-		unpublishImport(ctx, gone)
-		deleted := a.importSlices(ctx, ns, "keep")()[0]
-		Expect(a.c.Delete(ctx, &deleted)).To(Succeed())
-		rv := a.resourceVersions(ctx)
+		By("while c's agent is stopped: an export goes, and someone deletes one of c's imported slices")
+		c.agent.stop()
+		b.unexport(ctx, ns, "gone")
+		Eventually(b.serviceImport(ctx, ns, "gone"), "20s").Should(BeNil())
+		deleted := c.importSlices(ctx, ns, "keep")()[0]
+		Expect(c.c.Delete(ctx, &deleted)).To(Succeed())
+		rv := c.resourceVersions(ctx)
 		deletedKey := "EndpointSlice " + ns + "/" + deleted.Name
-		Expect(rv).NotTo(HaveKey(deletedKey))
-
-		By("restarted, the agent removes the import the hub no longer has and puts the slice back")
-		a.agent = startAgentUnmanaged(a.opts)
-		goneEverywhere(ctx, ns, "gone")
-		Eventually(func() []string {
-			var names []string
-			for _, s := range a.importSlices(ctx, ns, "keep")() {
-				names = append(names, s.Name)
-			}
-			return names
-		}, "30s").Should(ContainElement(deleted.Name))
-		Eventually(func() []string { return addressesFrom(a.importSlices(ctx, ns, "keep")(), a.name) }).Should(Equal(wantAddresses(15, 150)))
-
-		By("and writes nothing else")
 		for k := range rv {
 			if k == "ServiceImport "+ns+"/gone" || k == "Service "+ns+"/"+mcs.DerivedServiceName(ns, "gone") || strings.HasPrefix(k, "EndpointSlice "+ns+"/gone-") {
 				delete(rv, k)
 			}
 		}
-		unchanged := func() map[string]string { return withoutKey(a.resourceVersions(ctx), deletedKey) }
+
+		By("restarted, the agent removes the import the hub no longer has and puts the slice back")
+		c.agent = startAgentUnmanaged(c.opts)
+		goneEverywhere(ctx, ns, "gone")
+		Eventually(func() []string {
+			var names []string
+			for _, s := range c.importSlices(ctx, ns, "keep")() {
+				names = append(names, s.Name)
+			}
+			return names
+		}, "30s").Should(ContainElement(deleted.Name))
+		Eventually(addresses(ctx, c, ns, "keep", a)).Should(Equal(podIPs(15, 150)))
+
+		By("and writes nothing else")
+		unchanged := func() map[string]string { return withoutKey(c.resourceVersions(ctx), deletedKey) }
 		Eventually(unchanged).Should(Equal(rv))
 		Consistently(unchanged, "3s").Should(Equal(rv))
 
-		unpublishImport(ctx, keep)
-		unpublishImport(ctx, headless)
+		a.unexport(ctx, ns, "keep")
+		b.unexport(ctx, ns, "keep")
+		b.unexport(ctx, ns, "hl")
 		goneEverywhere(ctx, ns, "keep")
 		goneEverywhere(ctx, ns, "hl")
 	})
