@@ -56,6 +56,8 @@ type importer struct {
 	cluster string
 	hub     client.WithWatch
 	spoke   client.Client
+	// spokeWatch watches what the agent wrote into the cluster.
+	spokeWatch client.WithWatch
 }
 
 // runImport writes the cluster's imports into it until ctx ends.
@@ -64,11 +66,11 @@ func (a *Agent) runImport(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("services import: create the hub client: %w", err)
 	}
-	spoke, err := client.New(a.cfg.Spoke, client.Options{Scheme: importScheme, Mapper: a.cfg.SpokeMapper})
+	spoke, err := client.NewWithWatch(a.cfg.Spoke, client.Options{Scheme: importScheme, Mapper: a.cfg.SpokeMapper})
 	if err != nil {
 		return fmt.Errorf("services import: create the client of cluster %s: %w", a.cfg.ClusterName, err)
 	}
-	im := &importer{cluster: a.cfg.ClusterName, hub: hubClient, spoke: spoke}
+	im := &importer{cluster: a.cfg.ClusterName, hub: hubClient, spoke: spoke, spokeWatch: spoke}
 	return im.run(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("side", "import")))
 }
 
@@ -231,6 +233,7 @@ func (im *importer) runSet(ctx context.Context, set string) {
 			}
 		})
 	}
+	wg.Go(func() { im.watchOwn(ctx, set, func(key string) { queue.Add(key) }) })
 	// Level-triggered: the imports this cluster holds for the set but the
 	// hub no longer has are found here, at start and every resync.
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
