@@ -135,7 +135,7 @@ GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
 test-integration: coredns ## Integration tests: real API servers started in-process, INTEGRATION_PROCS processes at once.
 	$(GINKGO) -v --procs=$(INTEGRATION_PROCS) --timeout=20m --no-color $(GINKGO_FLAGS) ./test/integration
 
-test-e2e: build images ## End-to-end tests: the real binaries as separate processes, and the images as containers (Docker; they fail under CI=true without one).
+test-e2e: build images coredns ## End-to-end tests: the real binaries as separate processes, and the images as containers (Docker; they fail under CI=true without one).
 	go test $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/... -args -bin-dir=$(BIN) -images-dir=$(BIN)/images
 
 bench: build ## Benchmarks that print the figures recorded in docs/benchmarks.md.
