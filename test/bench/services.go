@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -321,19 +322,38 @@ func (b *servicesBench) exportAll(ctx context.Context) error {
 	}
 	row(fmt.Sprintf("exports written (%d ExportedServices by hollow clusters, ServiceExports in %d real spokes)", hollowWrites, len(b.spokes)), seconds(time.Since(started)), "")
 	hollowWant := int64((len(b.l.clusters) - b.l.real) * b.l.services)
+	// When each kind of importer first held every service, and a line of
+	// progress every 30 s for long runs.
+	var hollowAt time.Time
+	spokeAt := make([]time.Time, len(b.spokes))
+	lastSaid := time.Now()
 	err := waitUntil(ctx, 20*time.Minute, func() (bool, string) {
 		got := b.hollow.completed.Load()
 		state := fmt.Sprintf("hollow clusters hold %d of %d imports", got, hollowWant)
+		if got == hollowWant && hollowAt.IsZero() {
+			hollowAt = time.Now()
+		}
 		done := got == hollowWant
-		for _, s := range b.spokes {
+		for i, s := range b.spokes {
 			n := s.importsComplete(b.l)
 			state += fmt.Sprintf("; %s holds EndpointSlices of %d of %d services", s.name, n, b.l.services)
+			if n == b.l.services && spokeAt[i].IsZero() {
+				spokeAt[i] = time.Now()
+			}
 			done = done && n == b.l.services
+		}
+		if time.Since(lastSaid) > 30*time.Second {
+			fmt.Fprintf(os.Stderr, "bench: services: after %s, %s\n", time.Since(started).Round(time.Second), state)
+			lastSaid = time.Now()
 		}
 		return done, state
 	})
 	if err != nil {
 		return fmt.Errorf("the initial export did not reach every cluster: %w", err)
+	}
+	row(fmt.Sprintf("every service's ImportedService complete in the watch of all %d hollow clusters", len(b.l.clusters)-b.l.real), seconds(hollowAt.Sub(started)), "")
+	for i, s := range b.spokes {
+		row(fmt.Sprintf("every service's EndpointSlice in real spoke %s", s.name), seconds(spokeAt[i].Sub(started)), "")
 	}
 	row(fmt.Sprintf("every service imported in all %d clusters (EndpointSlices in the real spokes)", len(b.l.clusters)), seconds(time.Since(started)), "")
 	return nil
