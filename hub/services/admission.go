@@ -78,9 +78,13 @@ func exportPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 					Reason:  forbidden,
 				},
 				{
-					Expression: "variables.svcNamespace == object.spec.__namespace__ && variables.svcName == object.spec.name",
+					// The CRD requires the name <spec.namespace>.<spec.name>, and
+					// neither part holds a dot: comparing with the name is comparing
+					// with both (and needs no escaped spec.namespace, which CEL
+					// reads differently in admission than in the CRD).
+					Expression: "variables.svcNamespace + '.' + variables.svcName == object.metadata.name",
 					MessageExpression: "'labels " + mcs.ServiceNamespaceLabel + " and " + mcs.ServiceNameLabel + " of ExportedService ' + object.metadata.namespace + '/' + object.metadata.name + " +
-						"' must be spec.namespace (' + object.spec.__namespace__ + ') and spec.name (' + object.spec.name + '), not ' + variables.svcNamespace + ' and ' + variables.svcName",
+						"' must be the namespace and name of its Service, as its name <namespace>.<name> says, not ' + variables.svcNamespace + ' and ' + variables.svcName",
 					Message: "the service labels of an ExportedService must be its spec.namespace and spec.name",
 					Reason:  ptr.To(metav1.StatusReasonInvalid),
 				},
