@@ -3,7 +3,8 @@
 # simulated clusters, each with its agent), deliver the example ManifestWork
 # to the dev cluster, fan the example Deployment out to the prod clusters
 # with a Placement and a ManifestWorkReplicaSet (another image on one
-# cluster, replicas divided 2:1), govern every cluster with the example
+# cluster, replicas divided 2:1), export it from the prod clusters as a
+# multi-cluster service, govern every cluster with the example
 # Policy, wait until the clusters run the workloads and comply, and print
 # what the hub knows.
 # The sandbox keeps running; `make demo-down` stops it and removes .demo/.
@@ -106,6 +107,46 @@ for c in $DEV_CLUSTER $PROD_CLUSTERS; do
   done
 done
 
+# One multi-cluster service: the hello pods of the prod clusters behind a
+# Service, exported from both; every cluster of their set (default, an
+# exclusive set: the hub puts each cluster there) imports it.
+svc_file=$DEMO/hello-service.yaml
+cat >"$svc_file" <<'SERVICE' || fail "cannot write $svc_file"
+apiVersion: v1
+kind: Service
+metadata:
+  name: hello
+  namespace: default
+spec:
+  selector:
+    app: hello
+  ports:
+    - name: http
+      port: 8080
+---
+apiVersion: multicluster.x-k8s.io/v1beta1
+kind: ServiceExport
+metadata:
+  name: hello
+  namespace: default
+SERVICE
+
+step "Exporting Service default/hello from the env=prod clusters: every cluster of their set imports it"
+echo "\$ $FLOTILLA create work hello-service -f $svc_file --clusters ${PROD_CLUSTERS// /,} --wait"
+flotilla create work hello-service -f "$svc_file" --clusters "${PROD_CLUSTERS// /,}" --wait --timeout 2m \
+  || fail "ManifestWork hello-service did not become applied and available on $PROD_CLUSTERS"
+# The agents report the export with its endpoints, the hub merges: wait for
+# both exporters and their 3 ready endpoints.
+imported=
+for _ in $(seq 1 60); do
+  if flotilla get serviceimports hello -n default 2>/dev/null | grep -Eq 'cluster1,cluster3 +cluster1,cluster2,cluster3 +3/3'; then
+    imported=yes
+    break
+  fi
+  sleep 0.5
+done
+[[ -n $imported ]] || fail "Service default/hello was not imported by every cluster with the endpoints of cluster1 and cluster3 (see $FLOTILLA get serviceexports)"
+
 step "Governing every cluster with $EXAMPLES/policy-namespace.yaml (namespace prod must exist; enforce)"
 echo "\$ $FLOTILLA clusterset bind global -n policies"
 flotilla clusterset bind global -n policies || fail "cannot bind cluster set global to namespace policies"
@@ -129,6 +170,11 @@ echo
 echo "What each prod cluster runs: its share of the replicas and its image ($FLOTILLA describe work $REPLICASET -n apps):"
 flotilla describe work "$REPLICASET" -n apps | sed -n '/^Clusters:/,$p' | sed 's/^/    /'
 echo
+echo "The exported service, per exporting cluster, then as its set imports it ($FLOTILLA get serviceexports; $FLOTILLA get serviceimports):"
+flotilla get serviceexports | sed 's/^/    /'
+echo
+flotilla get serviceimports | sed 's/^/    /'
+echo
 echo "Policy compliance per cluster ($FLOTILLA get policies -n policies --matrix):"
 flotilla get policies -n policies --matrix | sed 's/^/    /'
 echo
@@ -149,6 +195,7 @@ The sandbox keeps running. Explore it:
     $FLOTILLA get clusters -o wide
     $FLOTILLA get works -o wide
     $FLOTILLA describe work $REPLICASET -n apps
+    $FLOTILLA describe serviceimport default/hello
     $FLOTILLA get works --clusters cluster3 $REPLICASET -o yaml
     kubectl --kubeconfig $DEMO/cluster1/admin.kubeconfig get deployments,pods -A
     $FLOTILLA kubeconfig --cluster cluster1 --output-file $DEMO/c1-via-hub.kubeconfig
