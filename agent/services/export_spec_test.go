@@ -167,7 +167,9 @@ func TestEndpointGroups(t *testing.T) {
 			r.Shuffle(len(shuffled[i].Endpoints), func(a, b int) {
 				shuffled[i].Endpoints[a], shuffled[i].Endpoints[b] = shuffled[i].Endpoints[b], shuffled[i].Endpoints[a]
 			})
-			r.Shuffle(len(shuffled[i].Ports), func(a, b int) { shuffled[i].Ports[a], shuffled[i].Ports[b] = shuffled[i].Ports[b], shuffled[i].Ports[a] })
+			r.Shuffle(len(shuffled[i].Ports), func(a, b int) {
+				shuffled[i].Ports[a], shuffled[i].Ports[b] = shuffled[i].Ports[b], shuffled[i].Ports[a]
+			})
 		}
 		r.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
 		if again := endpointGroups(shuffled); !reflect.DeepEqual(again, got) {
@@ -209,7 +211,9 @@ func TestTooLarge(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }
+func itoa(i int) string {
+	return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+}
 
 func TestApplyExportStatus(t *testing.T) {
 	st := exportStatus{

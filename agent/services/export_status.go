@@ -47,19 +47,26 @@ func (e *exporter) readiness(ctx context.Context, key types.NamespacedName, es *
 		return condition(mcsv1beta1.ServiceExportConditionReady, metav1.ConditionFalse, mcsv1beta1.ServiceExportReasonPending, fmt.Sprintf(format, args...))
 	}
 	published := fmt.Sprintf("ExportedService %s/%s", es.Namespace, es.Name)
+	hubSays := ""
 	if c := meta.FindStatusCondition(es.Status.Conditions, mcsv1alpha1.ConditionInClusterSet); c != nil && c.Status == metav1.ConditionFalse {
-		return pending("published as %s, but the hub imports it into no cluster set: %s", published, c.Message)
+		hubSays = c.Message
 	}
 	set, state, is := e.imports.get(ctx, key.Namespace, key.Name)
 	imported := fmt.Sprintf("ImportedService %s/%s", mcs.SetNamespace(set), mcs.ObjectName(key.Namespace, key.Name))
-	switch state {
-	case importNoSet:
-		return pending("published as %s, but the cluster is in no cluster set: label its ManagedCluster %s with %s=<set> on the hub (the set must exist and select by that label)",
+	switch {
+	case state == importNoSet:
+		msg := fmt.Sprintf("published as %s, but the cluster is in no cluster set: label its ManagedCluster %s with %s=<set> on the hub (the set must exist and select its clusters by that label)",
 			published, e.cluster, clusterv1.ClusterSetLabel)
-	case importNotSynced:
+		if hubSays != "" {
+			msg += "; the hub says: " + hubSays
+		}
+		return pending("%s", msg)
+	case hubSays != "":
+		return pending("published as %s, but the hub imports it into no cluster set: %s", published, hubSays)
+	case state == importNotSynced:
 		return pending("published as %s; waiting to read the ImportedServices of cluster set %s (hub namespace %s), which the hub allows once the cluster is a member of the set",
 			published, set, mcs.SetNamespace(set))
-	case importMissing:
+	case state == importMissing:
 		return pending("published as %s (generation %d); waiting for the hub to merge it into %s", published, es.Generation, imported)
 	}
 	for _, c := range is.Spec.Clusters {
