@@ -18,6 +18,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
@@ -119,6 +121,24 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 		Eventually(func() string { return textOf(browser, `#work-hello`) }).Should(ContainSubstring("hello"))
 		Eventually(func() string { return textOf(browser, `main`) }).Should(ContainSubstring("Deployment default/hello"))
 		screenshot(browser, "cluster")
+
+		By("a Service exported from cluster1: its cluster view shows the export Valid and the import of its set, cluster2's the import")
+		Expect(spokes["cluster1"].Client.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}})).To(Succeed())
+		serviceExport := &unstructured.Unstructured{}
+		serviceExport.SetGroupVersionKind(schema.GroupVersionKind{Group: "multicluster.x-k8s.io", Version: "v1beta1", Kind: "ServiceExport"})
+		serviceExport.SetNamespace("default")
+		serviceExport.SetName("web")
+		// The agent installs the ServiceExport CRD when it starts.
+		Eventually(func() error { return spokes["cluster1"].Client.Create(ctx, serviceExport.DeepCopy()) }).Should(Succeed())
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/clusters/cluster1"))).To(Succeed())
+		Eventually(func() string { return textOf(browser, `tr[data-export="default/web"] .state`) }, time.Minute).Should(ContainSubstring("Valid"))
+		Eventually(func() string { return textOf(browser, `tr[data-import="default/web"]`) }, time.Minute).Should(
+			And(ContainSubstring("web.default.svc.clusterset.local"), ContainSubstring("cluster1 (this cluster too)")))
+		screenshot(browser, "cluster-services")
+		Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/clusters/cluster2"))).To(Succeed())
+		Eventually(func() string { return textOf(browser, `tr[data-import="default/web"]`) }, time.Minute).Should(ContainSubstring("cluster1"))
+		Expect(textOf(browser, `#exports + .scroll`)).To(ContainSubstring("No exported service"))
 		for _, view := range []string{"rollouts", "placements", "placements/policies/everywhere"} {
 			Expect(chromedp.Do(browser, chromedp.Navigate(consoleBase(url)+"/"+view))).To(Succeed())
 			Eventually(func() string { return textOf(browser, `h1`) }).ShouldNot(BeEmpty())
