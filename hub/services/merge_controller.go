@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -201,7 +202,33 @@ func (r *MergeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			errs = append(errs, err)
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return quietConflicts(errors.Join(errs...))
+}
+
+// conflictRetry is how soon a merge whose write met a newer object than
+// the cache held runs again: by then the cache has it.
+const conflictRetry = 200 * time.Millisecond
+
+// quietConflicts turns err into a short requeue when every error in it is
+// a write conflict: a write from a cache that had not yet seen the latest
+// object, as happens when endpoints change faster than the cache catches
+// up; the next pass writes once, from the newer object.
+func quietConflicts(err error) (ctrl.Result, error) {
+	if err == nil {
+		return ctrl.Result{}, nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		if !apierrors.IsConflict(e) {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: conflictRetry}, nil
 }
 
 // membershipOf says which exclusive set cluster c is in, if any, and

@@ -1,13 +1,17 @@
 package services
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
@@ -334,5 +338,29 @@ func TestMergeIsStable(t *testing.T) {
 	two := Merge([]Export{b, a})
 	if one.Verdict.Message != two.Verdict.Message || strings.Join(one.Verdict.Reasons, ",") != strings.Join(two.Verdict.Reasons, ",") {
 		t.Errorf("verdicts differ: %+v and %+v", one.Verdict, two.Verdict)
+	}
+}
+
+func TestQuietConflicts(t *testing.T) {
+	conflict := apierrors.NewConflict(schema.GroupResource{Group: "mcs.flotilla.io", Resource: "importedservices"}, "demo.web", errors.New("changed"))
+	other := errors.New("boom")
+	for _, tt := range []struct {
+		name      string
+		err       error
+		wantErr   bool
+		wantRetry bool
+	}{
+		{name: "none"},
+		{name: "one conflict", err: fmt.Errorf("update: %w", conflict), wantRetry: true},
+		{name: "conflicts only", err: errors.Join(conflict, fmt.Errorf("patch: %w", conflict)), wantRetry: true},
+		{name: "a conflict and another error", err: errors.Join(conflict, other), wantErr: true},
+		{name: "another error", err: other, wantErr: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := quietConflicts(tt.err)
+			if (err != nil) != tt.wantErr || (res.RequeueAfter > 0) != tt.wantRetry {
+				t.Errorf("quietConflicts(%v) = %v, %v; want error %t, retry %t", tt.err, res, err, tt.wantErr, tt.wantRetry)
+			}
+		})
 	}
 }
