@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,6 +109,10 @@ type exporter struct {
 	hubCache cache.Cache
 	imports  *setImports
 	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// written holds the ExportedService of each service as the agent last
+	// wrote it, until the cache has caught up (by generation), so that a
+	// quick second change is compared with what the hub has.
+	written sync.Map
 }
 
 // runExport publishes the cluster's exports to the hub until ctx ends.
@@ -392,11 +397,8 @@ func (e *exporter) exportLabels(key types.NamespacedName) map[string]string {
 // hub's object is then returned unchanged, or nil.
 func (e *exporter) publish(ctx context.Context, key types.NamespacedName, spec *mcsv1alpha1.ExportedServiceSpec) (*mcsv1alpha1.ExportedService, error) {
 	name := client.ObjectKey{Namespace: e.cluster, Name: mcs.ObjectName(key.Namespace, key.Name)}
-	got := &mcsv1alpha1.ExportedService{}
-	err := e.hub.Get(ctx, name, got)
-	if apierrors.IsNotFound(err) {
-		got = nil
-	} else if err != nil {
+	got, err := e.current(ctx, key)
+	if err != nil {
 		return nil, err
 	}
 	if why := tooLarge(spec); why != "" {
@@ -414,43 +416,73 @@ func (e *exporter) publish(ctx context.Context, key types.NamespacedName, spec *
 		if err := e.hub.Create(ctx, es); err != nil {
 			return nil, fmt.Errorf("create ExportedService %s: %w", name, err)
 		}
+		e.written.Store(key, es.DeepCopy())
 		klog.FromContext(ctx).V(1).Info("Published the export", "service", key.String(), "generation", es.Generation)
 		return es, nil
 	}
-	same := equality.Semantic.DeepEqual(got.Spec, *spec)
+	next := got.DeepCopy()
+	next.Spec = *spec
 	for k, v := range want {
-		if got.Labels[k] != v {
-			same = false
-			metav1.SetMetaDataLabel(&got.ObjectMeta, k, v)
-		}
+		metav1.SetMetaDataLabel(&next.ObjectMeta, k, v)
 	}
-	if same {
+	if equality.Semantic.DeepEqual(got.Spec, next.Spec) && equality.Semantic.DeepEqual(got.Labels, next.Labels) {
 		return got, nil
 	}
-	got = got.DeepCopy()
-	got.Spec = *spec
-	if err := e.hub.Update(ctx, got); err != nil {
+	// A merge patch without a resourceVersion: the agent is the only
+	// writer of spec and labels, and the hub's status writes in between
+	// must not make it write twice.
+	if err := e.hub.Patch(ctx, next, client.MergeFrom(got)); err != nil {
+		if apierrors.IsNotFound(err) {
+			e.written.Delete(key)
+		}
 		return nil, fmt.Errorf("update ExportedService %s: %w", name, err)
 	}
-	klog.FromContext(ctx).V(2).Info("Published the export", "service", key.String(), "generation", got.Generation)
-	return got, nil
+	e.written.Store(key, next.DeepCopy())
+	klog.FromContext(ctx).V(2).Info("Published the export", "service", key.String(), "generation", next.Generation)
+	return next, nil
+}
+
+// current returns the hub's ExportedService of Service key as the agent
+// last saw it, or nil: the cache's copy, or the agent's own last write
+// where the cache has not caught up with it yet.
+func (e *exporter) current(ctx context.Context, key types.NamespacedName) (*mcsv1alpha1.ExportedService, error) {
+	got := &mcsv1alpha1.ExportedService{}
+	err := e.hub.Get(ctx, client.ObjectKey{Namespace: e.cluster, Name: mcs.ObjectName(key.Namespace, key.Name)}, got)
+	if apierrors.IsNotFound(err) {
+		got = nil
+	} else if err != nil {
+		return nil, err
+	}
+	v, ok := e.written.Load(key)
+	if !ok {
+		return got, nil
+	}
+	w := v.(*mcsv1alpha1.ExportedService)
+	switch {
+	case got == nil:
+		// Created by the agent and not in the cache yet, or deleted by
+		// someone else: a write finds out.
+		return w.DeepCopy(), nil
+	case got.UID != w.UID || got.Generation >= w.Generation:
+		e.written.Delete(key)
+		return got, nil
+	}
+	return w.DeepCopy(), nil
 }
 
 // unpublish deletes the ExportedService of Service key, if the hub has one.
 func (e *exporter) unpublish(ctx context.Context, key types.NamespacedName) error {
-	name := client.ObjectKey{Namespace: e.cluster, Name: mcs.ObjectName(key.Namespace, key.Name)}
-	got := &mcsv1alpha1.ExportedService{}
-	if err := e.hub.Get(ctx, name, got); apierrors.IsNotFound(err) {
-		return nil
-	} else if err != nil {
+	got, err := e.current(ctx, key)
+	if err != nil || got == nil {
 		return err
 	}
+	e.written.Delete(key)
 	if got.DeletionTimestamp != nil {
 		return nil
 	}
-	err := e.hub.Delete(ctx, got, client.Preconditions{UID: &got.UID})
+	err = e.hub.Delete(ctx, got, client.Preconditions{UID: &got.UID})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete ExportedService %s: %w", name, err)
+		return fmt.Errorf("delete ExportedService %s/%s: %w", got.Namespace, got.Name, err)
 	}
 	klog.FromContext(ctx).V(1).Info("Withdrew the export", "service", key.String())
 	return nil

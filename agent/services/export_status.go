@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -90,9 +91,12 @@ func (e *exporter) writeStatus(ctx context.Context, se *mcsv1beta1.ServiceExport
 	if equality.Semantic.DeepEqual(conds, se.Status.Conditions) {
 		return nil
 	}
-	se = se.DeepCopy()
-	se.Status.Conditions = conds
-	if err := e.spoke.Status().Update(ctx, se); err != nil {
+	next := se.DeepCopy()
+	next.Status.Conditions = conds
+	// A merge patch without a resourceVersion: the agent is the only
+	// writer of the conditions, and a cache a write behind must not cost
+	// a conflict and a second write.
+	if err := e.spoke.Status().Patch(ctx, next, client.MergeFrom(se)); err != nil {
 		return fmt.Errorf("update the status of ServiceExport %s/%s: %w", se.Namespace, se.Name, err)
 	}
 	return nil
