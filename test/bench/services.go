@@ -56,15 +56,24 @@ type servicesBench struct {
 // after a collection (pprof hubs only), and etcd's database file.
 type servicesMemory struct{ rss, live, db int64 }
 
-func (b *servicesBench) memory(ctx context.Context) (servicesMemory, error) {
+// memory reads the hub's memory; with -pprof-dir, it writes the hub's
+// heap profile of the collection it forces into the directory's
+// subdirectory what (compare two with go tool pprof -diff_base).
+func (b *servicesBench) memory(ctx context.Context, what string) (servicesMemory, error) {
 	var m servicesMemory
 	var err error
 	if m.rss, err = b.hub.rss(); err != nil {
 		return m, err
 	}
-	if m.live, err = b.hub.liveHeap(ctx); err != nil {
+	dir := ""
+	if *fleetPprof != "" {
+		dir = filepath.Join(*fleetPprof, what)
+	}
+	h, err := b.hub.heapAfterGC(ctx, dir)
+	if err != nil {
 		return m, err
 	}
+	m.live = h.live
 	m.db, err = b.hub.etcdDatabase()
 	return m, err
 }
@@ -101,11 +110,14 @@ func benchServices(ctx context.Context, e *env) error {
 	if err := pause(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	after, err := b.memory(ctx)
+	after, err := b.memory(ctx, "services-after")
 	if err != nil {
 		return err
 	}
 	b.printMemory(before, after)
+	if err := b.printWatchCaches(ctx); err != nil {
+		return err
+	}
 	return b.failed(b.changes(ctx))
 }
 
@@ -300,7 +312,22 @@ func (b *servicesBench) settle(ctx context.Context) (servicesMemory, error) {
 	if err := pause(ctx, 10*time.Second); err != nil {
 		return servicesMemory{}, err
 	}
-	return b.memory(ctx)
+	return b.memory(ctx, "services-before")
+}
+
+// printWatchCaches prints the hub's watch caches of the services'
+// objects: the events each keeps, which hold objects too.
+func (b *servicesBench) printWatchCaches(ctx context.Context) error {
+	metrics, err := hubMetrics(ctx, b.cfg)
+	if err != nil {
+		return err
+	}
+	for _, c := range hubWatchCaches(metrics, 0) {
+		if c.resource == "exportedservices" || c.resource == "importedservices" {
+			row("hub watch cache history, "+c.resource, fmt.Sprintf("%.0f events kept (%.0f received)", c.kept(), c.events), "")
+		}
+	}
+	return nil
 }
 
 // exportAll exports every service from its clusters and waits until every
@@ -416,6 +443,7 @@ func (b *servicesBench) changes(ctx context.Context) error {
 		case <-time.After(*servicesTimeout):
 			missing := b.board.missing(p)
 			lost = append(lost, fmt.Sprintf("%s in %s: not in %d clusters after %s (%s)", p.object, p.origin, len(missing), *servicesTimeout, strings.Join(first(missing, 5), ", ")))
+			fmt.Fprintf(os.Stderr, "bench: services: change %d lost: %s\n", k, lost[len(lost)-1])
 		case <-ctx.Done():
 			b.board.end()
 			return ctx.Err()
