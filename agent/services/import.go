@@ -181,17 +181,24 @@ func (im *importer) runSet(ctx context.Context, set string) {
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "services-import"})
 	defer queue.ShutDown()
 	var forbidden atomic.Bool
+	// allowed says, once, that reads are allowed again: the informer may
+	// list with a list or (streaming) with a watch.
+	allowed := func(err error) {
+		if err == nil && forbidden.Swap(false) {
+			logger.Info("The hub now lets the cluster read its set's imported services", "namespace", ns)
+		}
+	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list := &mcsv1alpha1.ImportedServiceList{}
 			err := im.hub.List(ctx, list, &client.ListOptions{Namespace: ns, Raw: &opts})
-			if err == nil && forbidden.Swap(false) {
-				logger.Info("The hub now lets the cluster read its set's imported services", "namespace", ns)
-			}
+			allowed(err)
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return im.hub.Watch(ctx, &mcsv1alpha1.ImportedServiceList{}, &client.ListOptions{Namespace: ns, Raw: &opts})
+			w, err := im.hub.Watch(ctx, &mcsv1alpha1.ImportedServiceList{}, &client.ListOptions{Namespace: ns, Raw: &opts})
+			allowed(err)
+			return w, err
 		},
 	}
 	inf := toolscache.NewSharedIndexInformer(lw, &mcsv1alpha1.ImportedService{}, importResync, toolscache.Indexers{})
@@ -226,6 +233,7 @@ func (im *importer) runSet(ctx context.Context, set string) {
 	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return
 	}
+	allowed(nil)
 	r := &setReconciler{importer: im, set: set, store: inf.GetStore(), hubNamespace: ns}
 	for range importWorkers {
 		wg.Go(func() {
