@@ -35,6 +35,10 @@ const (
 	// importResync is how often every import is compared with the
 	// cluster again, which repairs what someone else changed there.
 	importResync = 10 * time.Minute
+	// importQPS and importBurst bound the import side's requests to the
+	// cluster: client-go's default (5 a second) made the first import of
+	// 1,000 services take 14 minutes, four requests each (docs/benchmarks.md).
+	importQPS, importBurst = 200, 400
 )
 
 // importScheme holds what the import side reads and writes, on the hub
@@ -66,7 +70,9 @@ func (a *Agent) runImport(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("services import: create the hub client: %w", err)
 	}
-	spoke, err := client.NewWithWatch(a.cfg.Spoke, client.Options{Scheme: importScheme, Mapper: a.cfg.SpokeMapper})
+	spokeCfg := rest.CopyConfig(a.cfg.Spoke)
+	spokeCfg.QPS, spokeCfg.Burst = importQPS, importBurst
+	spoke, err := client.NewWithWatch(spokeCfg, client.Options{Scheme: importScheme, Mapper: a.cfg.SpokeMapper})
 	if err != nil {
 		return fmt.Errorf("services import: create the client of cluster %s: %w", a.cfg.ClusterName, err)
 	}
