@@ -108,7 +108,10 @@ type exporter struct {
 	hub      client.Client
 	hubCache cache.Cache
 	imports  *setImports
-	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// ctx is runExport's: what the caches' handlers start ends with it
+	// (a read of a cache that never syncs would otherwise wait forever).
+	ctx   context.Context
+	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// written holds the ExportedService of each service as the agent last
 	// wrote it, until the cache has caught up (by generation), so that a
 	// quick second change is compared with what the hub has.
@@ -123,6 +126,7 @@ func (a *Agent) runExport(ctx context.Context, hub *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	e.ctx = ctx
 	defer e.queue.ShutDown()
 	defer e.imports.close()
 	if err := e.watch(ctx); err != nil {
@@ -276,7 +280,7 @@ func enqueueHandler(q workqueue.TypedInterface[types.NamespacedName], keys func(
 // export when the cluster's set changed.
 func (e *exporter) importChanged(namespace, name string) {
 	if namespace == "" {
-		e.enqueueAll(context.Background())
+		e.enqueueAll(e.ctx)
 		return
 	}
 	e.queue.Add(types.NamespacedName{Namespace: namespace, Name: name})

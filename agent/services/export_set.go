@@ -49,19 +49,28 @@ const (
 
 // follow watches set's ImportedServices from now on ("" for none).
 func (s *setImports) follow(ctx context.Context, set string) {
+	if s.moveTo(ctx, set) {
+		// Told without the lock: what is told may read the caches, which
+		// can wait for them to sync, and get and close take the lock.
+		s.changed("", "")
+	}
+}
+
+// moveTo watches set's ImportedServices instead of the set before, and
+// says whether that changed anything.
+func (s *setImports) moveTo(ctx context.Context, set string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if set == s.set && (s.stop != nil || set == "") {
-		return
+		return false
 	}
 	if s.stop != nil {
 		s.stop()
 		s.stop, s.reader, s.synced = nil, nil, nil
 	}
 	s.set = set
-	defer s.changed("", "")
 	if set == "" {
-		return
+		return true
 	}
 	logger := klog.FromContext(ctx).WithValues("clusterSet", set, "namespace", mcs.SetNamespace(set))
 	c, err := cache.New(s.hub, cache.Options{
@@ -72,14 +81,14 @@ func (s *setImports) follow(ctx context.Context, set string) {
 	})
 	if err != nil {
 		logger.Error(err, "Cannot watch the cluster set's ImportedServices")
-		return
+		return true
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	inf, err := c.GetInformer(cctx, &mcsv1alpha1.ImportedService{}, cache.BlockUntilSynced(false))
 	if err != nil {
 		cancel()
 		logger.Error(err, "Cannot watch the cluster set's ImportedServices")
-		return
+		return true
 	}
 	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.notify(obj) },
@@ -98,6 +107,7 @@ func (s *setImports) follow(ctx context.Context, set string) {
 	}()
 	logger.V(1).Info("Following the cluster set's ImportedServices")
 	s.stop, s.reader, s.synced = cancel, c, inf.HasSynced
+	return true
 }
 
 func (s *setImports) notify(obj any) {

@@ -21,7 +21,7 @@ var _ = Describe("CLI describe and completion", func() {
 		Expect(hubCP.Client.Create(ctx, mc)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, mc))).To(Succeed()) })
 		ensureNamespace(ctx, cluster)
-		mw := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "hello"}}
+		mw := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "described"}}
 		mw.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
 			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"hello","namespace":"default"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"hello:1"}]}}}}`)}}}
 		Expect(hubCP.Client.Create(ctx, mw)).To(Succeed())
@@ -35,13 +35,13 @@ var _ = Describe("CLI describe and completion", func() {
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(res.Stdout).To(ContainSubstring("Name:         " + cluster + "\nAccepted:     False\n"))
 		Expect(res.Stdout).To(ContainSubstring("flotilla accept --clusters " + cluster))
-		Expect(res.Stdout).To(MatchRegexp(`(?m)^  hello\s+-\s+-\s+-\s`))
+		Expect(res.Stdout).To(MatchRegexp(`(?m)^  described\s+-\s+-\s+-\s`))
 
 		By("describe work with --cluster, and without: the one ManifestWork of that name")
-		for _, args := range [][]string{{"describe", "work", "hello", "--cluster", cluster}, {"describe", "work", "hello"}} {
+		for _, args := range [][]string{{"describe", "work", "described", "--cluster", cluster}, {"describe", "work", "described"}} {
 			res = onHub(ctx, args...)
 			Expect(res.Code).To(Equal(0), res.Stderr)
-			Expect(res.Stdout).To(ContainSubstring("Name:         hello\nCluster:      " + cluster + "\n"))
+			Expect(res.Stdout).To(ContainSubstring("Name:         described\nCluster:      " + cluster + "\n"))
 			Expect(res.Stdout).To(ContainSubstring("Manifests:    1 (replicas 2, images hello:1)"))
 		}
 
@@ -60,8 +60,8 @@ var _ = Describe("CLI describe and completion", func() {
 			want string
 		}{
 			{[]string{"__complete", "describe", "cluster", "cli-describe-"}, cluster},
-			{[]string{"__complete", "get", "works", "--clusters", cluster, "he"}, "hello"},
-			{[]string{"__complete", "delete", "work", "--cluster", cluster, ""}, "hello"},
+			{[]string{"__complete", "get", "works", "--clusters", cluster, "de"}, "described"},
+			{[]string{"__complete", "delete", "work", "--cluster", cluster, ""}, "described"},
 			{[]string{"__complete", "describe", "placement", "-n", ns, ""}, "web"},
 			{[]string{"__complete", "get", "clustersets", "cli-describe"}, "cli-describe-set"},
 			{[]string{"__complete", "accept", "--clusters", "cli-describe"}, cluster},

@@ -150,7 +150,7 @@ var _ = Describe("services export", Ordered, func() {
 		Consistently(func() []string { return allAddresses(x.published(ctx, ns, "web")()) }, "1s").ShouldNot(ContainElement("10.99.0.1"))
 	})
 
-	It("says Ready once the hub merged the export's current generation, Pending while the cluster is in no cluster set, and copies the hub's Conflict", func(ctx SpecContext) {
+	It("says Ready once the hub lists the cluster in its set's import, stays Ready without a write through endpoint changes, Pending while the cluster is in no cluster set, and copies the hub's Conflict", func(ctx SpecContext) {
 		ns := x.namespace(ctx)
 		Expect(x.spoke.Create(ctx, exportService(ns, "shop"))).To(Succeed())
 		x.runPods(ctx, ns, "shop", 1)
@@ -158,20 +158,27 @@ var _ = Describe("services export", Ordered, func() {
 		es := x.eventuallyPublished(ctx, ns, "shop", func(g Gomega, es *mcsv1alpha1.ExportedService) {
 			g.Expect(readyAddresses(es)).To(HaveLen(1))
 		})
-		By("the hub putting every new cluster into set default: Ready at the published generation")
-		ready := func(gen int64) OmegaMatcher {
+		By("the hub putting every new cluster into set default: Ready once the set's import lists the cluster")
+		ready := func(_ int64) OmegaMatcher {
 			return ContainElement(And(
 				exportCondition(mcsv1beta1.ServiceExportConditionReady, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonReady),
-				HaveField("Message", ContainSubstring(fmt.Sprintf("at generation %d", gen))),
+				HaveField("Message", ContainSubstring("lists this cluster")),
 			))
 		}
 		Eventually(x.conditions(ctx, ns, "shop")).Should(ready(es.Generation))
 
-		By("an endpoint change: Ready again at the next generation")
+		By("an endpoint change: still Ready, and the ServiceExport is not written again")
+		exportVersion := func() string {
+			se := &mcsv1beta1.ServiceExport{}
+			Expect(x.spoke.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, se)).To(Succeed())
+			return se.ResourceVersion
+		}
+		before := exportVersion()
 		x.runPod(ctx, ns, "shop", 2)
 		es = x.eventuallyPublished(ctx, ns, "shop", func(g Gomega, es *mcsv1alpha1.ExportedService) {
 			g.Expect(readyAddresses(es)).To(HaveLen(2))
 		})
+		Consistently(exportVersion, "2s").Should(Equal(before))
 		Eventually(x.conditions(ctx, ns, "shop")).Should(ready(es.Generation))
 
 		By("labelling the cluster into a set that does not exist: Pending, saying why")
