@@ -56,7 +56,7 @@ require (
 	gotest.tools/v3 v3.5.2 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
-	sigs.k8s.io/mcs-api v0.5.2 // indirect
+	sigs.k8s.io/mcs-api v0.5.2
 )
 
 require (
