@@ -2,6 +2,7 @@ package workreplicaset
 
 import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/rollout"
 )
 
 // pausedReason is the stop reason of a paused rollout.
@@ -15,12 +16,12 @@ func paused(mwrs *workv1alpha1.ManifestWorkReplicaSet) bool {
 // pausedIf holds the rollout step back when p is set: nothing is pushed,
 // and an unfinished rollout reads as stopped, saying why. A finished one
 // stays finished.
-func (r rolloutResult) pausedIf(p bool) rolloutResult {
-	if !p || r.complete {
+func pausedIf(r rollout.Result, p bool) rollout.Result {
+	if !p || r.Complete {
 		return r
 	}
-	r.push = nil
-	r.stopped = true
-	r.stopReason = pausedReason
+	r.Push = nil
+	r.Stopped = true
+	r.StopReason = pausedReason
 	return r
 }

@@ -3,6 +3,7 @@ package workreplicaset
 import (
 	"context"
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/rollout"
 	"maps"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func summarize(s *scope) (workv1alpha1.ManifestWorkReplicaSetSummary, []workv1al
 	for _, pt := range s.placements {
 		ps := workv1alpha1.PlacementSummary{Name: pt.name}
 		ps.Summary.DesiredTotal = len(pt.clusters)
-		groups, availableGroups := map[group]bool{}, map[group]bool{}
+		groups, availableGroups := map[rollout.Group]bool{}, map[rollout.Group]bool{}
 		for _, c := range pt.clusters {
 			w := s.works[c]
 			g := pt.groups[c]
@@ -199,21 +200,21 @@ func placementRolledOut(s *scope) metav1.Condition {
 			waiting = append(waiting, fmt.Sprintf("Placement %s: waiting for it to be created", pt.name))
 		case !pt.decided:
 			waiting = append(waiting, fmt.Sprintf("Placement %s: waiting for its first decision", pt.name))
-		case ro.stopped:
+		case ro.Stopped:
 			var bad []string
-			for _, f := range ro.failed {
-				bad = append(bad, fmt.Sprintf("%s (%s)", f.cluster, f.why))
+			for _, f := range ro.Failed {
+				bad = append(bad, fmt.Sprintf("%s (%s)", f.Cluster, f.Why))
 			}
-			msg := fmt.Sprintf("Placement %s: rollout stopped, %s", pt.name, ro.stopReason)
+			msg := fmt.Sprintf("Placement %s: rollout stopped, %s", pt.name, ro.StopReason)
 			if len(bad) > 0 {
 				msg += ": " + shortList(bad)
 			}
 			stopped = append(stopped, msg)
-		case ro.complete:
+		case ro.Complete:
 			done += len(pt.clusters)
 		default:
 			progressing = append(progressing, fmt.Sprintf("Placement %s: %d of %d clusters rolled out, %d in progress, %d failed",
-				pt.name, ro.succeeded, len(pt.clusters), ro.inFlight, len(ro.failed)))
+				pt.name, ro.Succeeded, len(pt.clusters), ro.InFlight, len(ro.Failed)))
 		}
 	}
 	switch {

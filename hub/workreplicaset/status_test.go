@@ -3,6 +3,7 @@ package workreplicaset
 import (
 	"errors"
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/rollout"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // testScope is a replica set with placement "p" choosing clusters, each
 // with a work when works names it.
 func testScope(clusters []string, works ...string) *scope {
-	pt := &placementTarget{name: "p", found: true, decided: true, clusters: clusters, groups: map[string]group{}}
+	pt := &placementTarget{name: "p", found: true, decided: true, clusters: clusters, groups: map[string]rollout.Group{}}
 	s := &scope{
 		mwrs:       &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app"}},
 		placements: []*placementTarget{pt},
@@ -102,7 +103,7 @@ func TestConditions(t *testing.T) {
 			msg: "rolled out to 1 clusters; 1 work kept on tainted cluster old (unavailable) until it is chosen again, a replacement is Available, or the failover grace ends at 2026-01-01T12:05:00Z",
 			scope: func() *scope {
 				s := testScope([]string{"a"}, "a", "old")
-				s.placements[0].rollout = rolloutResult{complete: true, succeeded: 1}
+				s.placements[0].rollout = rollout.Result{Complete: true, Succeeded: 1}
 				s.kept = map[string]failover.Kept{"old": {Taint: clusterv1.ManagedClusterTaintUnavailable, Until: time.Date(2026, 1, 1, 12, 5, 0, 0, time.UTC)}}
 				return s
 			}},
@@ -111,7 +112,7 @@ func TestConditions(t *testing.T) {
 			scope: func() *scope {
 				s := testScope(nil)
 				s.placements[0].found, s.placements[0].decided = false, false
-				s.placements[0].rollout = rolloutResult{complete: true}
+				s.placements[0].rollout = rollout.Result{Complete: true}
 				return s
 			}},
 		{name: "an undecided placement is waited for", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonProgressing,
@@ -119,7 +120,7 @@ func TestConditions(t *testing.T) {
 			scope: func() *scope {
 				s := testScope(nil)
 				s.placements[0].decided = false
-				s.placements[0].rollout = rolloutResult{complete: true}
+				s.placements[0].rollout = rollout.Result{Complete: true}
 				return s
 			}},
 		{name: "an unreadable failover grace is reported", cond: placementVerified, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonAsExpected,
@@ -133,22 +134,22 @@ func TestConditions(t *testing.T) {
 			msg: "Placement p: rollout stopped, 2 clusters failed, more than maxFailures 1: a (Degraded), b (Degraded)",
 			scope: func() *scope {
 				s := testScope([]string{"a", "b"}, "a", "b")
-				s.placements[0].rollout = rolloutResult{stopped: true, stopReason: "2 clusters failed, more than maxFailures 1",
-					failed: []failure{{"a", "Degraded"}, {"b", "Degraded"}}}
+				s.placements[0].rollout = rollout.Result{Stopped: true, StopReason: "2 clusters failed, more than maxFailures 1",
+					Failed: []rollout.Failure{{Cluster: "a", Why: "Degraded"}, {Cluster: "b", Why: "Degraded"}}}
 				return s
 			}},
 		{name: "rollout under way", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonProgressing,
 			msg: "Placement p: 1 of 3 clusters rolled out, 1 in progress, 0 failed",
 			scope: func() *scope {
 				s := testScope([]string{"a", "b", "c"}, "a", "b")
-				s.placements[0].rollout = rolloutResult{succeeded: 1, inFlight: 1}
+				s.placements[0].rollout = rollout.Result{Succeeded: 1, InFlight: 1}
 				return s
 			}},
 		{name: "rollout complete", cond: placementRolledOut, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonComplete,
 			msg: "rolled out to 2 clusters",
 			scope: func() *scope {
 				s := testScope([]string{"a", "b"}, "a", "b")
-				s.placements[0].rollout = rolloutResult{complete: true, succeeded: 2}
+				s.placements[0].rollout = rollout.Result{Complete: true, Succeeded: 2}
 				return s
 			}},
 	}
@@ -164,7 +165,7 @@ func TestConditions(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	s := testScope([]string{"a", "b", "c"}, "a", "b", "kept")
-	s.placements[0].groups = map[string]group{"a": {index: 0}, "b": {index: 1}, "c": {index: 1}}
+	s.placements[0].groups = map[string]rollout.Group{"a": {Index: 0}, "b": {Index: 1}, "c": {Index: 1}}
 	cond := func(condType string) metav1.Condition {
 		return metav1.Condition{Type: condType, Status: metav1.ConditionTrue, ObservedGeneration: 1}
 	}

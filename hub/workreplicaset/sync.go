@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/rollout"
 	"slices"
 	"sync"
 	"time"
@@ -46,8 +47,8 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	var mu sync.Mutex
 	var result ctrl.Result
 	for _, pt := range s.placements {
-		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now).pausedIf(paused(s.mwrs))
-		for _, c := range pt.rollout.push {
+		pt.rollout = pausedIf(rollout.Decide(s.states(pt), pt.strategy, s.now), paused(s.mwrs))
+		for _, c := range pt.rollout.Push {
 			spec, cur := s.rendered[c], s.works[c]
 			jobs = append(jobs, func(ctx context.Context) error {
 				w, err := r.writeWork(ctx, s, c, pt.name, spec, cur)
@@ -95,17 +96,17 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	// The status describes the state after the writes.
 	for _, pt := range s.placements {
-		pt.rollout = decideRollout(s.states(pt), pt.strategy, s.now).pausedIf(paused(s.mwrs))
-		if pt.rollout.requeueAfter > 0 && (result.RequeueAfter == 0 || pt.rollout.requeueAfter < result.RequeueAfter) {
-			result.RequeueAfter = pt.rollout.requeueAfter
+		pt.rollout = pausedIf(rollout.Decide(s.states(pt), pt.strategy, s.now), paused(s.mwrs))
+		if pt.rollout.RequeueAfter > 0 && (result.RequeueAfter == 0 || pt.rollout.RequeueAfter < result.RequeueAfter) {
+			result.RequeueAfter = pt.rollout.RequeueAfter
 		}
 	}
 	return result, nil
 }
 
 // states are the rollout states of the clusters a placement rolls out.
-func (s *scope) states(pt *placementTarget) []clusterState {
-	out := make([]clusterState, 0, len(pt.clusters))
+func (s *scope) states(pt *placementTarget) []rollout.Cluster {
+	out := make([]rollout.Cluster, 0, len(pt.clusters))
 	for _, c := range pt.clusters {
 		spec := s.rendered[c]
 		out = append(out, stateOf(c, pt.groups[c], s.works[c], &spec))

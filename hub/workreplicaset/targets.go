@@ -1,6 +1,7 @@
 package workreplicaset
 
 import (
+	"github.com/flotilla-io/flotilla/internal/rollout"
 	"time"
 
 	"context"
@@ -25,7 +26,7 @@ type placementTarget struct {
 	// found: the Placement exists; decided: it has PlacementDecisions.
 	found, decided bool
 	// groups are the decision groups of the chosen clusters.
-	groups map[string]group
+	groups map[string]rollout.Group
 	// clusters are the clusters rolled out by this placement (not those
 	// an earlier PlacementRef already rolls out), in decision order.
 	clusters []string
@@ -39,9 +40,9 @@ type placementTarget struct {
 	decisionOrder []string
 	// clustersPerGroup is the placement's clustersPerDecisionGroup.
 	clustersPerGroup intstr.IntOrString
-	strategy         strategy
+	strategy         rollout.Strategy
 	// rollout is the decision of this reconcile, recomputed after the writes.
-	rollout rolloutResult
+	rollout rollout.Result
 }
 
 // findTargets reads each PlacementRef's Placement and decisions, the
@@ -74,7 +75,7 @@ func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, er
 			pt.clusters = append(pt.clusters, c)
 			clusters = append(clusters, renderCluster(c, mc))
 		}
-		pt.strategy, err = resolveStrategy(ref.RolloutStrategy, len(pt.decisionOrder), pt.clustersPerGroup, fmt.Sprintf("spec.placementRefs[%d].rolloutStrategy", i))
+		pt.strategy, err = rollout.ResolveStrategy(ref.RolloutStrategy, len(pt.decisionOrder), pt.clustersPerGroup, fmt.Sprintf("spec.placementRefs[%d].rolloutStrategy", i))
 		if err != nil && s.invalid == nil {
 			s.invalid = err
 		}
@@ -93,7 +94,7 @@ func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, er
 
 // readPlacement reads a Placement and the clusters its decisions chose.
 func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*placementTarget, error) {
-	pt := &placementTarget{name: name, groups: map[string]group{}, grace: failover.DefaultGrace}
+	pt := &placementTarget{name: name, groups: map[string]rollout.Group{}, grace: failover.DefaultGrace}
 	p := &clusterv1beta1.Placement{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 		if client.IgnoreNotFound(err) == nil {
@@ -111,9 +112,9 @@ func (r *Reconciler) readPlacement(ctx context.Context, ns, name string) (*place
 	pt.decided = len(list.Items) > 0
 	for _, pd := range list.Items {
 		pt.decidedAt = latest(pt.decidedAt, failover.DecidedAt(&pd))
-		g := group{name: pd.Labels[clusterv1beta1.DecisionGroupNameLabel]}
+		g := rollout.Group{Name: pd.Labels[clusterv1beta1.DecisionGroupNameLabel]}
 		if i, err := strconv.ParseInt(pd.Labels[clusterv1beta1.DecisionGroupIndexLabel], 10, 32); err == nil {
-			g.index = int32(i)
+			g.Index = int32(i)
 		}
 		for _, d := range pd.Status.Decisions {
 			if d.ClusterName != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/rollout"
 	"maps"
 	"reflect"
 	"time"
@@ -87,16 +88,16 @@ func normalized(spec *workv1.ManifestWorkSpec) any {
 }
 
 // stateOf is what the rollout knows of cluster's work w (nil: none yet).
-func stateOf(cluster string, g group, w *workv1.ManifestWork, rendered *workv1.ManifestWorkSpec) clusterState {
-	c := clusterState{name: cluster, group: g}
+func stateOf(cluster string, g rollout.Group, w *workv1.ManifestWork, rendered *workv1.ManifestWorkSpec) rollout.Cluster {
+	c := rollout.Cluster{Name: cluster, Group: g}
 	if w == nil || rendered == nil {
 		return c
 	}
-	c.updated = SpecEqual(&w.Spec, rendered)
-	c.pushedAt = PushedAt(w)
-	c.availableSince, c.available = availableSince(w)
+	c.Updated = SpecEqual(&w.Spec, rendered)
+	c.PushedAt = PushedAt(w)
+	c.AvailableSince, c.Available = availableSince(w)
 	if d := currentCondition(w, workv1.WorkDegraded); d != nil && d.Status == metav1.ConditionTrue {
-		c.degraded = true
+		c.Degraded = true
 	}
 	return c
 }
