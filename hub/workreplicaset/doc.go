@@ -19,8 +19,9 @@
 // generation for minSuccessTime (counted from the later of those conditions
 // and the write, which the work's work.flotilla.io/rollout-time annotation
 // records); it failed when Degraded for its current generation, or when
-// progressDeadline passed since the write without success. rollout.Decide, a
-// pure function (internal/rollout, shared with the add-on manager), picks the clusters that get their new spec now: all of them
+// progressDeadline passed since the write without success. rollout.Decide
+// (internal/rollout, shared with the add-on manager), a pure function,
+// picks the clusters that get their new spec now: all of them
 // (All), up to maxConcurrency in flight (Progressive), or the next decision
 // group (ProgressivePerGroup), mandatory decision groups first, each whole
 // and without failures. Once more clusters failed than maxFailures, nothing
