@@ -9,6 +9,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // The policies are evaluated by the API server itself, so that they hold
@@ -62,7 +63,7 @@ func joinPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: JoinPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: matchCreateUpdate(clusterv1.GroupVersion.Group, "managedclusters"),
+			MatchConstraints: kubeapply.Match(clusterv1.GroupVersion.Group, []string{"managedclusters"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "newSet", Expression: newSetExpr},
 				{Name: "oldSet", Expression: oldSetExpr},
@@ -94,7 +95,7 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 		ObjectMeta: metav1.ObjectMeta{Name: BindPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: matchCreateUpdate(clusterv1beta2.GroupVersion.Group, "managedclustersetbindings"),
+			MatchConstraints: kubeapply.Match(clusterv1beta2.GroupVersion.Group, []string{"managedclustersetbindings"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "binds", Expression: bindsExpr},
 				{Name: "exempt", Expression: exemptExpr(hubUser)},
@@ -113,33 +114,6 @@ func bindPolicy(hubUser string) *admissionregistrationv1.ValidatingAdmissionPoli
 					Reason:            ptr.To(metav1.StatusReasonForbidden),
 				},
 			},
-		},
-	}
-}
-
-// matchCreateUpdate selects creates and updates of resource of group, in every version.
-func matchCreateUpdate(group, resource string) *admissionregistrationv1.MatchResources {
-	return &admissionregistrationv1.MatchResources{
-		ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups:   []string{group},
-					APIVersions: []string{"*"},
-					Resources:   []string{resource},
-				},
-			},
-		}},
-	}
-}
-
-// policyBinding enforces the named policy on every request.
-func policyBinding(name string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}
 }

@@ -28,7 +28,7 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	}
 	adm := client.AdmissionregistrationV1()
 	for _, policy := range []*admissionregistrationv1.ValidatingAdmissionPolicy{joinPolicy(hubUser), bindPolicy(hubUser)} {
-		if err := kubeapply.InstallAdmissionPolicy(ctx, adm, policy, policyBinding(policy.Name)); err != nil {
+		if err := kubeapply.InstallAdmissionPolicy(ctx, adm, policy); err != nil {
 			return err
 		}
 	}

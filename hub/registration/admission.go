@@ -7,6 +7,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/identity"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // The policy is evaluated by the API server itself, so that it holds
@@ -42,19 +43,8 @@ func acceptPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 	return &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: AcceptPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{clusterv1.GroupVersion.Group},
-							APIVersions: []string{"*"},
-							Resources:   []string{"managedclusters"},
-						},
-					},
-				}},
-			},
+			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: kubeapply.Match(clusterv1.GroupVersion.Group, []string{"managedclusters"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "accepts", Expression: acceptsExpr},
 				{Name: "wasAccepted", Expression: wasAcceptedExpr},

@@ -10,17 +10,12 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/identity"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // AgentAnnotationPrefix begins the only annotations of its ManagedCluster
 // that a cluster's agent may change (OCM's own prefix for them).
 const AgentAnnotationPrefix = "agent.open-cluster-management.io/"
-
-// isClusterAgentExpr is true for a request by a cluster's identity: a user
-// in a group system:open-cluster-management:<cluster> (not the
-// managed-clusters group every agent is also in). Bootstrap identities,
-// hub admins and the hub's controllers are in none.
-const isClusterAgentExpr = "request.userInfo.groups.exists(g, g.startsWith('" + identity.Prefix + "') && g != '" + identity.ManagedClustersGroup + "')"
 
 // agentGuardedField is a part of a ManagedCluster that its agent may not change.
 type agentGuardedField struct {
@@ -115,29 +110,13 @@ func agentClusterPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 	return &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: AgentClusterPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{clusterv1.GroupVersion.Group},
-							APIVersions: []string{"*"},
-							Resources:   []string{"managedclusters"},
-						},
-					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
-			Validations:     validations,
+			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: kubeapply.Match(clusterv1.GroupVersion.Group, []string{"managedclusters"}, admissionregistrationv1.Update),
+			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: identity.IsClusterAgentCEL}},
+			Validations:      validations,
 		},
 	}
 }
-
-// requesterClusterExpr is the cluster whose agent makes the request: the
-// first group system:open-cluster-management:<cluster>.
-const requesterClusterExpr = "request.userInfo.groups.filter(g, g.startsWith('" + identity.Prefix + "') && g != '" +
-	identity.ManagedClustersGroup + "').map(g, g.substring(" + "size('" + identity.Prefix + "')))"
 
 // agentCSRPolicy is the ValidatingAdmissionPolicy that lets a cluster's
 // agent create only CSRs labelled with its own cluster and for a user of
@@ -152,22 +131,11 @@ func agentCSRPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 	return &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: AgentCSRPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{certificatesv1.GroupName},
-							APIVersions: []string{"*"},
-							Resources:   []string{"certificatesigningrequests"},
-						},
-					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
+			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: kubeapply.Match(certificatesv1.GroupName, []string{"certificatesigningrequests"}, admissionregistrationv1.Create),
+			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: identity.IsClusterAgentCEL}},
 			Variables: []admissionregistrationv1.Variable{
-				{Name: "clusters", Expression: requesterClusterExpr},
+				{Name: "clusters", Expression: identity.RequesterClustersCEL},
 				{Name: "label", Expression: labelOf},
 			},
 			Validations: []admissionregistrationv1.Validation{{
@@ -177,17 +145,6 @@ func agentCSRPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 				Message: "cluster agents may create only CSRs labelled with their own cluster",
 				Reason:  ptr.To(metav1.StatusReasonForbidden),
 			}},
-		},
-	}
-}
-
-// policyBinding enforces the policy of that name on every request.
-func policyBinding(name string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
 // workAuthor says who may change what a cluster's agent may not on a
@@ -88,21 +90,10 @@ func agentWorkPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 		ObjectMeta: metav1.ObjectMeta{Name: AgentWorkPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{workv1.GroupName},
-							APIVersions: []string{"*"},
-							// The status subresource is the agent's: not matched.
-							Resources: []string{"manifestworks"},
-						},
-					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
-			Validations:     validations,
+			// The status subresource is the agent's: not matched.
+			MatchConstraints: kubeapply.Match(workv1.GroupName, []string{"manifestworks"}, admissionregistrationv1.Update, admissionregistrationv1.Delete),
+			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: identity.IsClusterAgentCEL}},
+			Validations:      validations,
 		},
 	}
 }

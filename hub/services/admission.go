@@ -7,6 +7,7 @@ import (
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/identity"
+	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
@@ -15,15 +16,6 @@ import (
 // agent to its cluster's namespace and away from the status; the CRD's
 // own rule ties the name to spec.namespace and spec.name. What is left to
 // check is what others select by: the labels.
-const (
-	// isClusterAgentExpr is true for a request by a cluster's identity: a
-	// user in a group system:open-cluster-management:<cluster> other than
-	// the managed-clusters group every agent is in.
-	isClusterAgentExpr = "request.userInfo.groups.exists(g, g.startsWith('" + identity.Prefix + "') && g != '" + identity.ManagedClustersGroup + "')"
-	// requesterClustersExpr are the clusters whose agent makes the request.
-	requesterClustersExpr = "request.userInfo.groups.filter(g, g.startsWith('" + identity.Prefix + "') && g != '" +
-		identity.ManagedClustersGroup + "').map(g, g.substring(size('" + identity.Prefix + "')))"
-)
 
 // labelExpr reads label key of object, ” when absent.
 func labelExpr(key string) string {
@@ -43,22 +35,11 @@ func exportPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 		ObjectMeta: metav1.ObjectMeta{Name: ExportPolicyName},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{mcsv1alpha1.GroupVersion.Group},
-							APIVersions: []string{"*"},
-							// The status subresource is the hub's (RBAC): not matched.
-							Resources: []string{"exportedservices"},
-						},
-					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: isClusterAgentExpr}},
+			// The status subresource is the hub's (RBAC): not matched.
+			MatchConstraints: kubeapply.Match(mcsv1alpha1.GroupVersion.Group, []string{"exportedservices"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
+			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "cluster-agent", Expression: identity.IsClusterAgentCEL}},
 			Variables: []admissionregistrationv1.Variable{
-				{Name: "clusters", Expression: requesterClustersExpr},
+				{Name: "clusters", Expression: identity.RequesterClustersCEL},
 				{Name: "labelCluster", Expression: labelExpr(mcs.ClusterLabel)},
 				{Name: "svcNamespace", Expression: labelExpr(mcs.ServiceNamespaceLabel)},
 				{Name: "svcName", Expression: labelExpr(mcs.ServiceNameLabel)},
@@ -89,17 +70,6 @@ func exportPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 					Reason:  ptr.To(metav1.StatusReasonInvalid),
 				},
 			},
-		},
-	}
-}
-
-// policyBinding enforces the named policy on every request.
-func policyBinding(name string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}
 }

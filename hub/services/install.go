@@ -20,5 +20,5 @@ func Install(ctx context.Context, client kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	return kubeapply.InstallAdmissionPolicy(ctx, client.AdmissionregistrationV1(), exportPolicy(), policyBinding(ExportPolicyName))
+	return kubeapply.InstallAdmissionPolicy(ctx, client.AdmissionregistrationV1(), exportPolicy())
 }

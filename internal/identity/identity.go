@@ -25,6 +25,17 @@ const (
 	ManagedClustersGroup = Prefix + "managed-clusters"
 )
 
+// IsClusterAgentCEL is a CEL expression of admission (request.userInfo)
+// that is true for a request by a cluster's identity: a user in a group
+// system:open-cluster-management:<cluster> other than ManagedClustersGroup.
+// Bootstrap identities, hub admins and the hub's controllers are in none.
+const IsClusterAgentCEL = "request.userInfo.groups.exists(g, g.startsWith('" + Prefix + "') && g != '" + ManagedClustersGroup + "')"
+
+// RequesterClustersCEL is a CEL expression of admission: the clusters whose
+// identity makes the request (the first is the agent's own cluster).
+const RequesterClustersCEL = "request.userInfo.groups.filter(g, g.startsWith('" + Prefix + "') && g != '" +
+	ManagedClustersGroup + "').map(g, g.substring(size('" + Prefix + "')))"
+
 // ClusterGroup is the group of cluster c's agents.
 func ClusterGroup(c string) string { return Prefix + c }
 

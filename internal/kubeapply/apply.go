@@ -68,8 +68,8 @@ func Install[T metav1.Object, P any](ctx context.Context, api TypedAPI[T], want 
 
 // InstallAdmissionPolicy installs a ValidatingAdmissionPolicy and the
 // binding that puts it in force, each brought in line with its spec.
-func InstallAdmissionPolicy(ctx context.Context, adm admissionv1client.AdmissionregistrationV1Interface,
-	policy *admissionregistrationv1.ValidatingAdmissionPolicy, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+func InstallAdmissionPolicy(ctx context.Context, adm admissionv1client.AdmissionregistrationV1Interface, policy *admissionregistrationv1.ValidatingAdmissionPolicy) error {
+	binding := DenyBinding(policy.Name)
 	err := Install(ctx, adm.ValidatingAdmissionPolicies(), policy, "ValidatingAdmissionPolicy",
 		func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
 			return &p.Spec
