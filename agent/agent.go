@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/flotilla-io/flotilla/agent/addon"
 	"github.com/flotilla-io/flotilla/agent/policy"
 	"github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/registration"
@@ -109,7 +110,14 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	sessionFuncs := []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent), runServices(servicesAgent)}
+	addOnAgent, err := addon.New(addon.Config{
+		ClusterName: opts.ClusterName, Spoke: spokeConfig, CertificateExpiration: opts.CertificateExpiration,
+		RenewBefore: opts.RenewBefore, LeaseCheckInterval: opts.AddOnLeaseCheckInterval,
+	})
+	if err != nil {
+		return err
+	}
+	sessionFuncs := []func(context.Context, registration.HubSession){runWork(workAgent), runPolicy(policyAgent), runServices(servicesAgent), runAddOns(addOnAgent)}
 	if opts.Proxy {
 		sessionFuncs = append(sessionFuncs, runProxy(spokeConfig, opts))
 	}
@@ -164,6 +172,12 @@ func runPolicy(a *policy.Agent) func(context.Context, registration.HubSession) {
 // hub session lasts.
 func runServices(a *services.Agent) func(context.Context, registration.HubSession) {
 	return restarting("services", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config) })
+}
+
+// runAddOns registers the cluster's add-ons for as long as each hub
+// session lasts.
+func runAddOns(a *addon.Agent) func(context.Context, registration.HubSession) {
+	return restarting("addon", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config, s.Hub) })
 }
 
 // restarting runs run for as long as each hub session lasts, starting it

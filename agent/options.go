@@ -72,6 +72,9 @@ type Options struct {
 	// life is left. Since no signer issues certificates shorter than ten
 	// minutes, this is how tests see a rotation within seconds.
 	RenewBefore time.Duration
+	// AddOnLeaseCheckInterval is how often the Lease of each add-on whose
+	// health the agent reports is read; 0 means 30 s, the contract's.
+	AddOnLeaseCheckInterval time.Duration
 	// WorkResyncInterval is how often each ManifestWork is checked against
 	// the managed cluster besides the events that ask for it; 0 means
 	// work.DefaultResyncInterval.

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,6 +47,9 @@ type HubSession struct {
 	Dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ClusterName and AgentID name the agent.
 	ClusterName, AgentID string
+	// Hub is the hub as the agent's kubeconfig names it: server, CA, TLS
+	// server name, proxy (the add-ons' hub kubeconfigs name the same).
+	Hub *clientcmdapi.Cluster
 }
 
 // hubErr says err in an operator's terms.
@@ -88,7 +92,7 @@ func (r *Registration) serve(ctx context.Context, creds *Credentials) error {
 		}
 		wg.Go(func() { cancel(r.renewLease(ctx, s)) })
 		wg.Go(func() { s.cluster.run(ctx) })
-		hs := HubSession{Config: rest.CopyConfig(conn.config), TLSConfig: conn.tls.Clone(), Dial: conn.dialer.DialContext, ClusterName: creds.ClusterName, AgentID: creds.AgentID}
+		hs := HubSession{Config: rest.CopyConfig(conn.config), TLSConfig: conn.tls.Clone(), Dial: conn.dialer.DialContext, ClusterName: creds.ClusterName, AgentID: creds.AgentID, Hub: creds.Hub.DeepCopy()}
 		for _, f := range r.cfg.SessionFuncs {
 			wg.Go(func() { f(ctx, hs) })
 		}
