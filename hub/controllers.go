@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/flotilla-io/flotilla/hub/addon"
+	addonregistration "github.com/flotilla-io/flotilla/hub/addon/registration"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clustermanager"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
@@ -25,6 +26,7 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 		inventory.Setup,
 		services.Setup,
 		addon.Setup,
+		addonregistration.Setup,
 		func(mgr manager.Manager) error {
 			return clustermanager.Setup(mgr, clustermanager.Options{
 				Version: version.Version, Namespace: Namespace, Holder: opts.LeaderIdentity, WorkWebhook: opts.Webhook.enabled(),
