@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
@@ -74,14 +75,26 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// metadata is cached: a hub holding 50,000 works needs none of their
 		// manifests here.
 		Watches(workMetadata(), handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
-			builder.OnlyMetadata,
-			builder.WithPredicates(predicate.Funcs{
-				CreateFunc:  func(event.CreateEvent) bool { return false },
-				UpdateFunc:  func(event.UpdateEvent) bool { return false },
-				DeleteFunc:  func(event.DeleteEvent) bool { return true },
-				GenericFunc: func(event.GenericEvent) bool { return false },
-			})).
+			builder.OnlyMetadata, builder.WithPredicates(onlyDeletes)).
+		// It waits for its ManagedClusterAddOns first, the same way.
+		Watches(addOnMetadata(), handler.EnqueueRequestsFromMapFunc(clusterOfNamespace),
+			builder.OnlyMetadata, builder.WithPredicates(onlyDeletes)).
 		Complete(r)
+}
+
+// onlyDeletes passes only deletions: what a deleted cluster waits for.
+var onlyDeletes = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// addOnMetadata is a ManagedClusterAddOn with only its metadata.
+func addOnMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(addonv1alpha1.GroupVersion.WithKind("ManagedClusterAddOn"))
+	return m
 }
 
 // workMetadata is a ManifestWork with only its metadata, for the

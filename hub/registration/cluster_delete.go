@@ -3,15 +3,18 @@ package registration
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 )
@@ -19,15 +22,18 @@ import (
 // reconcileDelete releases a deleted cluster in order:
 //
 //  1. its RBAC, except the agent's access to its ManifestWorks;
-//  2. its ManifestWorks, waiting until they are gone: the agent removes
+//  2. its ManagedClusterAddOns, waiting until they are gone: an add-on's
+//     pre-delete hook runs through a ManifestWork, so its works must stay
+//     until the add-on released them;
+//  3. its ManifestWorks, waiting until they are gone: the agent removes
 //     their finalizers once it has deleted what they applied, which is why
 //     the work RoleBinding stays until then;
-//  3. the work RoleBinding, then the namespace with everything left in it,
+//  4. the work RoleBinding, then the namespace with everything left in it,
 //     waiting until the namespace is gone;
-//  4. the finalizer.
+//  5. the finalizer.
 //
-// Each wait ends with a watch event (a ManifestWork or the namespace
-// deleted), not with polling.
+// Each wait ends with a watch event (a ManagedClusterAddOn, a ManifestWork
+// or the namespace deleted), not with polling.
 func (r *ClusterReconciler) reconcileDelete(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	logger := klog.FromContext(ctx)
 	cluster := s.cluster
@@ -36,6 +42,10 @@ func (r *ClusterReconciler) reconcileDelete(ctx context.Context, s *clusterScope
 	}
 	if err := r.revokeRegistrationAccess(ctx, cluster.Name); err != nil {
 		return ctrl.Result{}, fmt.Errorf("revoke the access of deleted cluster %s: %w", cluster.Name, err)
+	}
+
+	if waiting, err := r.deleteAll(ctx, cluster.Name, addonv1alpha1.GroupVersion.WithKind("ManagedClusterAddOnList")); err != nil || waiting {
+		return ctrl.Result{}, err
 	}
 
 	works := &metav1.PartialObjectMetadataList{}
@@ -79,4 +89,27 @@ func (r *ClusterReconciler) reconcileDelete(ctx context.Context, s *clusterScope
 
 	controllerutil.RemoveFinalizer(cluster, ClusterFinalizer)
 	return ctrl.Result{}, nil
+}
+
+// deleteAll deletes the objects of a list kind in a deleted cluster's
+// namespace, and says whether some still exist (finalizers hold them).
+func (r *ClusterReconciler) deleteAll(ctx context.Context, cluster string, listKind schema.GroupVersionKind) (waiting bool, err error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(listKind)
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster)); err != nil {
+		return false, fmt.Errorf("list the %s of deleted cluster %s: %w", listKind.Kind, cluster, err)
+	}
+	for i := range list.Items {
+		obj := &list.Items[i]
+		if !obj.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("delete %s %s: %w", strings.TrimSuffix(listKind.Kind, "List"), klog.KObj(obj), err)
+		}
+	}
+	if len(list.Items) > 0 {
+		klog.FromContext(ctx).Info("Waiting for objects of the deleted cluster to be removed", "kind", strings.TrimSuffix(listKind.Kind, "List"), "count", len(list.Items))
+	}
+	return len(list.Items) > 0, nil
 }
