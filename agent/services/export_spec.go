@@ -13,6 +13,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 // The most an ExportedService holds, as its CRD says: endpoint groups,
@@ -66,38 +67,44 @@ func exportProperties(svc *corev1.Service, se *mcsv1beta1.ServiceExport) mcsv1al
 }
 
 // endpointGroups gathers the endpoints of a Service's EndpointSlices into
-// groups of one address type and one set of ports, in an order that
-// depends on the endpoints only, never on how they are spread over slices
-// or listed: groups by address type and ports, ports by name, protocol
-// and number, endpoints by their addresses. An endpoint listed twice (as
-// the EndpointSlice controller may while it moves one between slices) is
-// kept once, ready before not ready.
+// groups of one address type, one set of ports and one zone, in an order
+// that depends on the endpoints only, never on how they are spread over
+// slices or listed: groups by address type, ports and zone, ports by
+// name, protocol and number, endpoints by their addresses. An endpoint
+// listed twice (as the EndpointSlice controller may while it moves one
+// between slices) is kept once, ready before not ready. Each group lists
+// its ready endpoints of one address and no hostname by address alone
+// (mcs.ReadyAddress), the others in full.
 func endpointGroups(eps []discoveryv1.EndpointSlice) []mcsv1alpha1.EndpointGroup {
-	byKey := map[string]*mcsv1alpha1.EndpointGroup{}
+	type bucket struct {
+		at    discoveryv1.AddressType
+		ports []discoveryv1.EndpointPort
+		eps   []discoveryv1.Endpoint
+	}
+	byKey := map[string]*bucket{}
 	for i := range eps {
 		s := &eps[i]
 		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue // FQDN slices are deprecated and never written for Services
 		}
-		ports := make([]discoveryv1.EndpointPort, 0, len(s.Ports))
+		var ports []discoveryv1.EndpointPort
 		for _, p := range s.Ports {
 			ports = append(ports, *p.DeepCopy())
 		}
 		slices.SortFunc(ports, compareEndpointPorts)
 		key := groupKey(s.AddressType, ports)
-		g := byKey[key]
-		if g == nil {
-			g = &mcsv1alpha1.EndpointGroup{AddressType: s.AddressType, Ports: ports}
-			if len(ports) == 0 {
-				g.Ports = nil
-			}
-			byKey[key] = g
+		b := byKey[key]
+		if b == nil {
+			b = &bucket{at: s.AddressType, ports: ports}
+			byKey[key] = b
 		}
 		for _, e := range s.Endpoints {
 			if len(e.Addresses) == 0 {
 				continue
 			}
-			g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{
+			// Only what the hub objects carry: node names, target
+			// references and hints stay in the cluster.
+			b.eps = append(b.eps, discoveryv1.Endpoint{
 				Addresses:  slices.Clone(e.Addresses),
 				Conditions: *e.Conditions.DeepCopy(),
 				Hostname:   clonePtr(e.Hostname),
@@ -105,18 +112,32 @@ func endpointGroups(eps []discoveryv1.EndpointSlice) []mcsv1alpha1.EndpointGroup
 			})
 		}
 	}
-	keys := slices.Sorted(maps.Keys(byKey))
-	groups := make([]mcsv1alpha1.EndpointGroup, 0, len(keys))
-	for _, k := range keys {
-		g := byKey[k]
-		slices.SortFunc(g.Endpoints, compareEndpoints)
-		g.Endpoints = slices.CompactFunc(g.Endpoints, func(a, b mcsv1alpha1.Endpoint) bool {
-			return slices.Equal(a.Addresses, b.Addresses)
+	var groups []mcsv1alpha1.EndpointGroup
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		b := byKey[k]
+		// Duplicates are dropped across zones, before the split by zone.
+		slices.SortFunc(b.eps, compareEndpoints)
+		b.eps = slices.CompactFunc(b.eps, func(x, y discoveryv1.Endpoint) bool {
+			return slices.Equal(x.Addresses, y.Addresses)
 		})
-		groups = append(groups, *g)
-	}
-	if len(groups) == 0 {
-		return nil
+		byZone := map[string]*mcsv1alpha1.EndpointGroup{}
+		for i := range b.eps {
+			e := &b.eps[i]
+			zone := deref(e.Zone)
+			g := byZone[zone]
+			if g == nil {
+				g = &mcsv1alpha1.EndpointGroup{AddressType: b.at, Ports: slices.Clone(b.ports), Zone: zone}
+				byZone[zone] = g
+			}
+			if addr, ok := mcs.ReadyAddress(e); ok {
+				g.Ready = append(g.Ready, addr)
+				continue
+			}
+			g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: e.Addresses, Conditions: e.Conditions, Hostname: e.Hostname})
+		}
+		for _, z := range slices.Sorted(maps.Keys(byZone)) {
+			groups = append(groups, *byZone[z])
+		}
 	}
 	return groups
 }
@@ -140,7 +161,7 @@ func compareEndpointPorts(a, b discoveryv1.EndpointPort) int {
 // compareEndpoints orders endpoints by their addresses, then ready ones
 // first, then by everything else, so that of two listings of one endpoint
 // the same one comes first.
-func compareEndpoints(a, b mcsv1alpha1.Endpoint) int {
+func compareEndpoints(a, b discoveryv1.Endpoint) int {
 	if c := slices.Compare(a.Addresses, b.Addresses); c != 0 {
 		return c
 	}
@@ -163,12 +184,20 @@ func tooLarge(spec *mcsv1alpha1.ExportedServiceSpec) string {
 		return fmt.Sprintf("the Service has %d ports, more than the %d an export may have", n, maxServicePorts)
 	}
 	if n := len(spec.Endpoints); n > maxEndpointGroups {
-		return fmt.Sprintf("the Service's endpoints fall into %d groups of address type and ports, more than the %d an ExportedService holds", n, maxEndpointGroups)
+		return fmt.Sprintf("the Service's endpoints fall into %d groups of address type, ports and zone, more than the %d an ExportedService holds", n, maxEndpointGroups)
 	}
+	// The limit is per address type and ports, whatever the zones, as
+	// one group held them before groups were split by zone.
+	perKey := map[string]int{}
 	for _, g := range spec.Endpoints {
-		if n := len(g.Endpoints); n > maxGroupEndpoints {
-			return fmt.Sprintf("the Service has %d %s endpoints with ports %s, more than the %d one group of an ExportedService holds",
-				n, g.AddressType, describePorts(g.Ports), maxGroupEndpoints)
+		key := groupKey(g.AddressType, g.Ports)
+		perKey[key] += len(g.Ready) + len(g.Endpoints)
+		if n := perKey[key]; n > maxGroupEndpoints {
+			_, all := mcs.CountEndpoints(slices.DeleteFunc(slices.Clone(spec.Endpoints), func(o mcsv1alpha1.EndpointGroup) bool {
+				return groupKey(o.AddressType, o.Ports) != key
+			}))
+			return fmt.Sprintf("the Service has %d %s endpoints with ports %s, more than the %d of one address type and ports an ExportedService holds",
+				all, g.AddressType, describePorts(g.Ports), maxGroupEndpoints)
 		}
 		for _, e := range g.Endpoints {
 			if n := len(e.Addresses); n > maxEndpointAddresses {
@@ -188,10 +217,7 @@ func tooLarge(spec *mcsv1alpha1.ExportedServiceSpec) string {
 }
 
 func countEndpoints(groups []mcsv1alpha1.EndpointGroup) int {
-	n := 0
-	for _, g := range groups {
-		n += len(g.Endpoints)
-	}
+	_, n := mcs.CountEndpoints(groups)
 	return n
 }
 

@@ -17,6 +17,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 func TestExportPropertiesTypes(t *testing.T) {
@@ -119,12 +120,6 @@ func TestEndpointGroups(t *testing.T) {
 		slice("fqdn", discoveryv1.AddressTypeFQDN, web, ep(true, "example.com")),
 	}
 	got := endpointGroups(in)
-	addrs := func(g mcsv1alpha1.EndpointGroup) (out []string) {
-		for _, e := range g.Endpoints {
-			out = append(out, e.Addresses[0])
-		}
-		return out
-	}
 	if len(got) != 3 {
 		t.Fatalf("got %d groups, want 3 (IPv4 web ports, IPv4 port 81, IPv6 web ports): %+v", len(got), got)
 	}
@@ -144,17 +139,16 @@ func TestEndpointGroups(t *testing.T) {
 	if n := []string{*webGroup.Ports[0].Name, *webGroup.Ports[1].Name}; !slices.Equal(n, []string{"admin", "http"}) {
 		t.Errorf("ports %v, want sorted by name", n)
 	}
-	// Endpoints sorted by address; 10.0.0.3, in two slices, kept once, ready.
-	if a := addrs(*webGroup); !slices.Equal(a, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}) {
-		t.Errorf("IPv4 web endpoints %v, want 10.0.0.1-3 once each, in order", a)
+	if webGroup.Zone != "z1" {
+		t.Errorf("group zone %q, want the endpoints' z1", webGroup.Zone)
 	}
-	for _, e := range webGroup.Endpoints {
-		if e.Addresses[0] == "10.0.0.3" && !*e.Conditions.Ready {
-			t.Error("10.0.0.3 is ready in one slice and not in another: the ready listing must be kept")
-		}
-		if deref(e.Zone) != "z1" {
-			t.Errorf("endpoint %s lost its zone", e.Addresses[0])
-		}
+	// 10.0.0.3, ready in one slice and not in another, is kept once, ready:
+	// in the ready list, in address order; 10.0.0.1, not ready, in full.
+	if !slices.Equal(webGroup.Ready, []string{"10.0.0.2", "10.0.0.3"}) {
+		t.Errorf("IPv4 web ready %v, want 10.0.0.2 and 10.0.0.3 once each, in order", webGroup.Ready)
+	}
+	if len(webGroup.Endpoints) != 1 || webGroup.Endpoints[0].Addresses[0] != "10.0.0.1" || *webGroup.Endpoints[0].Conditions.Ready {
+		t.Errorf("IPv4 web endpoints in full %+v, want 10.0.0.1 not ready only", webGroup.Endpoints)
 	}
 
 	// Determinism: any order of slices and of their endpoints gives an
@@ -179,18 +173,113 @@ func TestEndpointGroups(t *testing.T) {
 	if g := endpointGroups(nil); g != nil {
 		t.Errorf("no slices: %+v, want nil", g)
 	}
+	if g := endpointGroups([]discoveryv1.EndpointSlice{slice("placeholder", discoveryv1.AddressTypeIPv4, web)}); g != nil {
+		t.Errorf("a slice without endpoints: %+v, want no group", g)
+	}
+}
+
+// TestEndpointGroupsCompact: only ready, serving, not terminating
+// endpoints of one address and no hostname are listed by address; every
+// other keeps its conditions, addresses and hostname; zones make groups.
+func TestEndpointGroupsCompact(t *testing.T) {
+	cond := func(ready, serving, terminating *bool) discoveryv1.EndpointConditions {
+		return discoveryv1.EndpointConditions{Ready: ready, Serving: serving, Terminating: terminating}
+	}
+	yes, no := ptr.To(true), ptr.To(false)
+	e := func(addr string, c discoveryv1.EndpointConditions, zone string) discoveryv1.Endpoint {
+		d := discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: c, NodeName: ptr.To("node-1")}
+		if zone != "" {
+			d.Zone = ptr.To(zone)
+		}
+		return d
+	}
+	named := e("10.0.0.9", cond(yes, yes, no), "a")
+	named.Hostname = ptr.To("web-0")
+	two := e("10.0.0.8", cond(yes, yes, no), "a")
+	two.Addresses = append(two.Addresses, "10.0.0.80")
+	in := []discoveryv1.EndpointSlice{slice("s", discoveryv1.AddressTypeIPv4, nil,
+		e("10.0.0.1", cond(yes, yes, no), "a"),
+		e("10.0.0.2", cond(nil, nil, nil), "a"), // unset: ready, serving, not terminating
+		e("10.0.0.3", cond(no, no, no), "a"),
+		e("10.0.0.4", cond(yes, no, no), "a"),
+		e("10.0.0.5", cond(no, yes, yes), "a"),
+		e("10.0.0.6", cond(yes, yes, no), "b"),
+		e("10.0.0.7", cond(yes, yes, no), ""),
+		named, two,
+	)}
+	got := endpointGroups(in)
+	if len(got) != 3 || got[0].Zone != "" || got[1].Zone != "a" || got[2].Zone != "b" {
+		t.Fatalf("groups %+v, want one per zone (none, a, b), in that order", got)
+	}
+	if !slices.Equal(got[0].Ready, []string{"10.0.0.7"}) || len(got[0].Endpoints) != 0 {
+		t.Errorf("no zone: %+v", got[0])
+	}
+	if !slices.Equal(got[2].Ready, []string{"10.0.0.6"}) || len(got[2].Endpoints) != 0 {
+		t.Errorf("zone b: %+v", got[2])
+	}
+	a := got[1]
+	if !slices.Equal(a.Ready, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Errorf("zone a ready %v, want 10.0.0.1 and the unset 10.0.0.2", a.Ready)
+	}
+	var full []string
+	for _, x := range a.Endpoints {
+		full = append(full, x.Addresses[0])
+	}
+	if !slices.Equal(full, []string{"10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.8", "10.0.0.9"}) {
+		t.Errorf("zone a in full %v, want the not ready, not serving, terminating, two-address and named ones", full)
+	}
+	for _, x := range a.Endpoints {
+		switch x.Addresses[0] {
+		case "10.0.0.5":
+			if !*x.Conditions.Terminating || *x.Conditions.Ready || !*x.Conditions.Serving {
+				t.Errorf("10.0.0.5 conditions %+v", x.Conditions)
+			}
+		case "10.0.0.8":
+			if !slices.Equal(x.Addresses, []string{"10.0.0.8", "10.0.0.80"}) {
+				t.Errorf("10.0.0.8 addresses %v, want both", x.Addresses)
+			}
+		case "10.0.0.9":
+			if deref(x.Hostname) != "web-0" {
+				t.Errorf("10.0.0.9 hostname %v", x.Hostname)
+			}
+		}
+	}
+
+	// Expanded again, the groups hold every endpoint as the slice had it
+	// (unset conditions made explicit, node names left in the cluster).
+	var back []discoveryv1.Endpoint
+	for i := range got {
+		back = append(back, mcs.Endpoints(&got[i])...)
+	}
+	byAddr := func(x, y discoveryv1.Endpoint) int { return strings.Compare(x.Addresses[0], y.Addresses[0]) }
+	slices.SortFunc(back, byAddr)
+	want := slices.Clone(in[0].Endpoints)
+	slices.SortFunc(want, byAddr)
+	for i := range want {
+		want[i].NodeName = nil
+		c := &want[i].Conditions
+		c.Ready, c.Serving, c.Terminating = ptr.To(ptr.Deref(c.Ready, true)), ptr.To(ptr.Deref(c.Serving, true)), ptr.To(ptr.Deref(c.Terminating, false))
+	}
+	if !equality.Semantic.DeepEqual(back, want) {
+		t.Errorf("expanded groups differ from the slice:\n got %+v\nwant %+v", back, want)
+	}
 }
 
 func TestTooLarge(t *testing.T) {
 	spec := func(groups, perGroup int) *mcsv1alpha1.ExportedServiceSpec {
 		s := &mcsv1alpha1.ExportedServiceSpec{Namespace: "ns", Name: "svc"}
 		for g := range groups {
-			eg := mcsv1alpha1.EndpointGroup{AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{port("p", int32(g+1))}}
+			eg := mcsv1alpha1.EndpointGroup{AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{port("p", int32(g+1))}, Zone: "us-east-1a"}
 			for i := range perGroup {
+				addr := "10.0." + itoa(i/250) + "." + itoa(i%250)
+				if i%2 == 0 {
+					eg.Ready = append(eg.Ready, addr) // the ready list counts too
+					continue
+				}
 				eg.Endpoints = append(eg.Endpoints, mcsv1alpha1.Endpoint{
-					Addresses:  []string{"10.0." + itoa(i/250) + "." + itoa(i%250)},
+					Addresses:  []string{addr},
 					Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
-					Hostname:   ptr.To("web-7d9f8c6b5-" + itoa(i)), Zone: ptr.To("us-east-1a"),
+					Hostname:   ptr.To("web-7d9f8c6b5-" + itoa(i)),
 				})
 			}
 			s.Endpoints = append(s.Endpoints, eg)
@@ -205,6 +294,14 @@ func TestTooLarge(t *testing.T) {
 	}
 	if why := tooLarge(spec(1, maxGroupEndpoints+1)); !strings.Contains(why, "10001 IPv4 endpoints") || !strings.Contains(why, "10000") {
 		t.Errorf("10001 endpoints: %q, want a refusal naming the count and the limit", why)
+	}
+	// Zones split a group; the limit is of one address type and ports.
+	zones := spec(1, 6000)
+	other := *zones.Endpoints[0].DeepCopy()
+	other.Zone = "us-east-1b"
+	zones.Endpoints = append(zones.Endpoints, other)
+	if why := tooLarge(zones); !strings.Contains(why, "12000 IPv4 endpoints") {
+		t.Errorf("6000 endpoints in each of two zones, same ports: %q, want a refusal naming all 12000", why)
 	}
 	if why := tooLarge(spec(2, 9000)); !strings.Contains(why, "KiB") {
 		t.Errorf("18000 endpoints (over the size limit): %q, want a refusal naming the size", why)

@@ -156,9 +156,12 @@ func ownerRef(si *mcsv1beta1.ServiceImport) metav1.OwnerReference {
 }
 
 // desiredSlices returns the EndpointSlices of import is in set, owned by
-// owner: per available source cluster and endpoint group, at most
+// owner: per available source cluster, address type and ports, at most
 // maxSliceEndpoints endpoints each, endpoints in address order, named
-// deterministically so that a restart finds the same names.
+// deterministically so that a restart finds the same names. The hub's
+// groups of one address type and ports but different zones go into the
+// same slices (each endpoint carries its zone), so the names and the
+// split do not depend on the zones.
 func desiredSlices(set string, is *mcsv1alpha1.ImportedService, owner metav1.OwnerReference) []*discoveryv1.EndpointSlice {
 	s := &is.Spec
 	var out []*discoveryv1.EndpointSlice
@@ -166,42 +169,58 @@ func desiredSlices(set string, is *mcsv1alpha1.ImportedService, owner metav1.Own
 		if !c.Available {
 			continue
 		}
-		for _, g := range c.Endpoints {
-			eps := make([]mcsv1alpha1.Endpoint, 0, len(g.Endpoints))
-			for _, e := range g.Endpoints {
-				if len(e.Addresses) > 0 {
-					eps = append(eps, e)
-				}
-			}
-			if len(eps) == 0 {
-				continue
-			}
-			slices.SortStableFunc(eps, func(a, b mcsv1alpha1.Endpoint) int { return strings.Compare(a.Addresses[0], b.Addresses[0]) })
-			ports := slicePorts(g.Ports)
+		for _, run := range sliceRuns(c.Endpoints) {
+			eps := run.eps
+			slices.SortStableFunc(eps, func(a, b discoveryv1.Endpoint) int { return strings.Compare(a.Addresses[0], b.Addresses[0]) })
 			for chunk := 0; chunk*maxSliceEndpoints < len(eps); chunk++ {
 				part := eps[chunk*maxSliceEndpoints : min((chunk+1)*maxSliceEndpoints, len(eps))]
-				es := &discoveryv1.EndpointSlice{
+				out = append(out, &discoveryv1.EndpointSlice{
 					ObjectMeta: metav1.ObjectMeta{
-						Namespace: s.Namespace, Name: sliceName(s.Namespace, s.Name, c.Name, g.AddressType, ports, chunk),
+						Namespace: s.Namespace, Name: sliceName(s.Namespace, s.Name, c.Name, run.at, run.ports, chunk),
 						Labels:          sliceLabels(set, is, c.Name),
 						OwnerReferences: []metav1.OwnerReference{owner},
 					},
-					AddressType: g.AddressType,
-					Ports:       ports,
-				}
-				for _, e := range part {
-					es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{
-						Addresses:  slices.Clone(e.Addresses),
-						Conditions: *e.Conditions.DeepCopy(),
-						Hostname:   e.Hostname,
-						Zone:       e.Zone,
-					})
-				}
-				out = append(out, es)
+					AddressType: run.at,
+					Ports:       run.ports,
+					Endpoints:   slices.Clone(part),
+				})
 			}
 		}
 	}
 	return out
+}
+
+// sliceRun is the endpoints of one cluster of one address type and ports,
+// whatever their zones: what one series of slices holds.
+type sliceRun struct {
+	at    discoveryv1.AddressType
+	ports []discoveryv1.EndpointPort
+	eps   []discoveryv1.Endpoint
+}
+
+// sliceRuns expands groups (mcs.Endpoints) into runs of one address type
+// and ports, in the order the groups first name them; endpoints without
+// an address are left out.
+func sliceRuns(groups []mcsv1alpha1.EndpointGroup) []*sliceRun {
+	var runs []*sliceRun
+	byKey := map[string]*sliceRun{}
+	for i := range groups {
+		g := &groups[i]
+		ports := slicePorts(g.Ports)
+		key := string(g.AddressType) + "/" + portsKey(ports)
+		r := byKey[key]
+		if r == nil {
+			r = &sliceRun{at: g.AddressType, ports: ports}
+			byKey[key] = r
+			runs = append(runs, r)
+		}
+		for _, e := range mcs.Endpoints(g) {
+			if len(e.Addresses) > 0 {
+				r.eps = append(r.eps, e)
+			}
+		}
+	}
+	return slices.DeleteFunc(runs, func(r *sliceRun) bool { return len(r.eps) == 0 })
 }
 
 // sliceLabels are the labels of the slices of cluster's endpoints of
@@ -243,15 +262,20 @@ func slicePorts(ports []discoveryv1.EndpointPort) []discoveryv1.EndpointPort {
 func sliceName(namespace, name, cluster string, at discoveryv1.AddressType, ports []discoveryv1.EndpointPort, chunk int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s/%s/%s/%d", namespace, name, cluster, at, chunk)
+	b.WriteString("/" + portsKey(ports))
+	sum := sha256.Sum256([]byte(b.String()))
+	h := strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))[:10]
+	return name + "-" + cluster + "-" + h
+}
+
+// portsKey is ports in a form that does not depend on their order.
+func portsKey(ports []discoveryv1.EndpointPort) string {
 	keys := make([]string, 0, len(ports))
 	for _, p := range ports {
 		keys = append(keys, fmt.Sprintf("%s:%s:%d:%s", ptr.Deref(p.Name, ""), ptr.Deref(p.Protocol, corev1.ProtocolTCP), ptr.Deref(p.Port, 0), ptr.Deref(p.AppProtocol, "")))
 	}
 	slices.Sort(keys)
-	b.WriteString("/" + strings.Join(keys, ","))
-	sum := sha256.Sum256([]byte(b.String()))
-	h := strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))[:10]
-	return name + "-" + cluster + "-" + h
+	return strings.Join(keys, ",")
 }
 
 // protocol is p, TCP when empty.

@@ -200,13 +200,13 @@ func TestDesiredSlicesLabels(t *testing.T) {
 }
 
 func TestDesiredSlicesFamiliesHostnamesAvailability(t *testing.T) {
-	v6 := []mcsv1alpha1.Endpoint{{Addresses: []string{"fd00::2"}, Hostname: ptr.To("web-0"), Zone: ptr.To("z1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}
+	v6 := []mcsv1alpha1.Endpoint{{Addresses: []string{"fd00::2"}, Hostname: ptr.To("web-0"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}
 	v4 := []mcsv1alpha1.Endpoint{{Addresses: []string{"10.0.0.2"}, Hostname: ptr.To("web-0"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
 		{Addresses: []string{"10.0.0.3"}, Hostname: ptr.To("web-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}}}
 	is := exampleImport(mcsv1alpha1.Headless,
 		mcsv1alpha1.ImportedCluster{Name: "east", Available: true, Endpoints: []mcsv1alpha1.EndpointGroup{
 			{AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}}, Endpoints: v4},
-			{AddressType: discoveryv1.AddressTypeIPv6, Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}}, Endpoints: v6},
+			{AddressType: discoveryv1.AddressTypeIPv6, Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}}, Zone: "z1", Endpoints: v6},
 		}},
 		mcsv1alpha1.ImportedCluster{Name: "west", Available: false, Endpoints: []mcsv1alpha1.EndpointGroup{
 			{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: endpoints(2, 3)},
@@ -276,5 +276,42 @@ func TestClusterIPs(t *testing.T) {
 	}
 	if ips, _ := clusterIPs(&corev1.Service{Spec: corev1.ServiceSpec{ClusterIPs: []string{"None"}}}); ips != nil {
 		t.Errorf("a headless Service has cluster IPs %v", ips)
+	}
+}
+
+// TestDesiredSlicesZones: the hub's groups of one address type and ports
+// in several zones make one series of slices, named as without zones,
+// each endpoint with its zone; the ready list expands to ready, serving,
+// not terminating endpoints.
+func TestDesiredSlicesZones(t *testing.T) {
+	is := exampleImport(mcsv1alpha1.ClusterSetIP, mcsv1alpha1.ImportedCluster{Name: "east", Available: true, Endpoints: []mcsv1alpha1.EndpointGroup{
+		{AddressType: discoveryv1.AddressTypeIPv4, Ports: httpPort(), Ready: []string{"10.0.0.1", "10.0.0.4"}},
+		{AddressType: discoveryv1.AddressTypeIPv4, Ports: httpPort(), Zone: "a", Ready: []string{"10.0.0.3"},
+			Endpoints: []mcsv1alpha1.Endpoint{{Addresses: []string{"10.0.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}}}},
+	}})
+	got := desiredSlices("prod", is, owner)
+	if len(got) != 1 {
+		t.Fatalf("%d slices, want one for both zones", len(got))
+	}
+	if want := sliceName("shop", "web", "east", discoveryv1.AddressTypeIPv4, slicePorts(httpPort()), 0); got[0].Name != want {
+		t.Errorf("slice name %s, want %s (as without zones)", got[0].Name, want)
+	}
+	var addrs, zones []string
+	for _, e := range got[0].Endpoints {
+		addrs = append(addrs, e.Addresses[0])
+		zones = append(zones, ptr.Deref(e.Zone, "-"))
+	}
+	if !slices.Equal(addrs, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"}) || !slices.Equal(zones, []string{"-", "a", "a", "-"}) {
+		t.Errorf("endpoints %v in zones %v, want address order with each one's zone", addrs, zones)
+	}
+	for _, e := range got[0].Endpoints {
+		c := e.Conditions
+		ready := e.Addresses[0] != "10.0.0.2"
+		if ready && (!*c.Ready || !*c.Serving || *c.Terminating) {
+			t.Errorf("%s from the ready list: conditions %+v, want ready, serving, not terminating", e.Addresses[0], c)
+		}
+		if !ready && (c.Ready == nil || *c.Ready || c.Serving != nil) {
+			t.Errorf("%s in full: conditions %+v, want them as the hub has them", e.Addresses[0], c)
+		}
 	}
 }

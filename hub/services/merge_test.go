@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,8 +30,9 @@ func export(cluster string, age int, mutate ...func(*mcsv1alpha1.ExportedService
 			Ports: []mcsv1alpha1.ServicePort{{Name: "tcp", Protocol: corev1.ProtocolTCP, Port: 42}},
 		},
 		Endpoints: []mcsv1alpha1.EndpointGroup{{
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints:   []mcsv1alpha1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
+			AddressType: discoveryv1.AddressTypeIPv4, Zone: "z1",
+			Ready:     []string{"10.0.0.1"},
+			Endpoints: []mcsv1alpha1.Endpoint{{Addresses: []string{"10.0.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}}},
 		}},
 	}
 	for _, m := range mutate {
@@ -269,8 +271,8 @@ func TestMerge(t *testing.T) {
 				if a.Available || len(a.Endpoints) != 0 || a.Generation != 7 {
 					t.Errorf("unavailable cluster = %+v, want available=false, no endpoints, generation 7", a)
 				}
-				if b := m.Spec.Clusters[1]; !b.Available || len(b.Endpoints) != 1 || b.Generation != 1 {
-					t.Errorf("available cluster = %+v, want its endpoints", b)
+				if b := m.Spec.Clusters[1]; !b.Available || b.Generation != 1 || !equality.Semantic.DeepEqual(b.Endpoints, export("cluster-b", 1).Spec.Endpoints) {
+					t.Errorf("available cluster = %+v, want its endpoints as it exports them (zone, ready list and the others)", b)
 				}
 			},
 		},

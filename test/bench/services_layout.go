@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,12 +120,20 @@ func (l *servicesLayout) endpointList(c, j int, first string) []discoveryv1.Endp
 }
 
 // endpointGroups are cluster c's endpoints of service j as an
-// ExportedService holds them.
+// ExportedService holds them, as the agent compacts them: every one
+// ready, of one address and no hostname, so listed by address alone, in
+// address order.
 func (l *servicesLayout) endpointGroups(c, j int, first string) []mcsv1alpha1.EndpointGroup {
 	g := mcsv1alpha1.EndpointGroup{AddressType: discoveryv1.AddressTypeIPv4, Ports: endpointPorts()}
 	for _, e := range l.endpointList(c, j, first) {
-		g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: e.Addresses, Conditions: e.Conditions})
+		addr, ok := mcs.ReadyAddress(&e)
+		if !ok {
+			g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: e.Addresses, Conditions: e.Conditions})
+			continue
+		}
+		g.Ready = append(g.Ready, addr)
 	}
+	slices.Sort(g.Ready)
 	return []mcsv1alpha1.EndpointGroup{g}
 }
 

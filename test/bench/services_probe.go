@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 // serviceProbe is one endpoint change the services benchmark follows:
@@ -130,14 +131,7 @@ func (p *serviceProbe) last(in func(string) bool) (time.Duration, bool) {
 
 // groupsHold says whether endpoint groups hold an endpoint with addr.
 func groupsHold(groups []mcsv1alpha1.EndpointGroup, addr string) bool {
-	for _, g := range groups {
-		for _, e := range g.Endpoints {
-			if slices.Contains(e.Addresses, addr) {
-				return true
-			}
-		}
-	}
-	return false
+	return mcs.HoldsAddress(groups, addr)
 }
 
 // clusterHolds says whether an ImportedService lists cluster with an
@@ -159,11 +153,7 @@ func importComplete(spec *mcsv1alpha1.ImportedServiceSpec, exporters, endpoints 
 		return false
 	}
 	for _, c := range spec.Clusters {
-		n := 0
-		for _, g := range c.Endpoints {
-			n += len(g.Endpoints)
-		}
-		if !c.Available || n != endpoints {
+		if _, n := mcs.CountEndpoints(c.Endpoints); !c.Available || n != endpoints {
 			return false
 		}
 	}

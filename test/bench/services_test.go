@@ -5,6 +5,7 @@ import (
 	"time"
 
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 func TestServicesLayout(t *testing.T) {
@@ -19,7 +20,7 @@ func TestServicesLayout(t *testing.T) {
 		for _, j := range l.exportsOf(c) {
 			exports++
 			for _, g := range l.endpointGroups(c, j, "") {
-				for _, e := range g.Endpoints {
+				for _, e := range mcs.Endpoints(&g) {
 					if addrs[e.Addresses[0]] {
 						t.Fatalf("address %s given twice", e.Addresses[0])
 					}

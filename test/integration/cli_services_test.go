@@ -255,12 +255,17 @@ func cliExportedService(cluster, ns, name string, created time.Time, port int32,
 	}
 }
 
-// cliEndpoints is one IPv4 group of endpoints: pairs of address and readiness.
+// cliEndpoints is one IPv4 group of endpoints: pairs of address and
+// readiness, as an agent writes them (the ready ones by address alone).
 func cliEndpoints(pairs ...any) []mcsv1alpha1.EndpointGroup {
 	g := mcsv1alpha1.EndpointGroup{AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](80)}}}
 	for i := 0; i < len(pairs); i += 2 {
+		if pairs[i+1].(bool) {
+			g.Ready = append(g.Ready, pairs[i].(string))
+			continue
+		}
 		g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: []string{pairs[i].(string)},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(pairs[i+1].(bool))}})
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}})
 	}
 	return []mcsv1alpha1.EndpointGroup{g}
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
@@ -82,15 +81,11 @@ func hubSvcSet(ctx SpecContext, name string) {
 
 // hubSvcExport is cluster c's ExportedService of demo/<svc>, as an agent
 // writes it: exported at created, with ports and one ready IPv4 endpoint
-// per address.
+// per address, listed by address alone.
 func hubSvcExport(c, svc string, created time.Time, typ mcsv1alpha1.ServiceType, ports []mcsv1alpha1.ServicePort, addrs ...string) *mcsv1alpha1.ExportedService {
-	var eps []mcsv1alpha1.Endpoint
-	for _, a := range addrs {
-		eps = append(eps, mcsv1alpha1.Endpoint{Addresses: []string{a}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
-	}
 	var groups []mcsv1alpha1.EndpointGroup
-	if len(eps) > 0 {
-		groups = []mcsv1alpha1.EndpointGroup{{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps}}
+	if len(addrs) > 0 {
+		groups = []mcsv1alpha1.EndpointGroup{{AddressType: discoveryv1.AddressTypeIPv4, Ready: addrs}}
 	}
 	return &mcsv1alpha1.ExportedService{
 		ObjectMeta: metav1.ObjectMeta{
@@ -129,10 +124,7 @@ func hubSvcClusters(imp *mcsv1alpha1.ImportedService) []string {
 	}
 	var out []string
 	for _, c := range imp.Spec.Clusters {
-		n := 0
-		for _, g := range c.Endpoints {
-			n += len(g.Endpoints)
-		}
+		_, n := mcs.CountEndpoints(c.Endpoints)
 		out = append(out, fmt.Sprintf("%s=%t/%d", c.Name, c.Available, n))
 	}
 	return out
@@ -299,11 +291,11 @@ var _ = Describe("services hub", Ordered, func() {
 		const changes = 5
 		for i := 2; i <= changes+1; i++ {
 			mine := hubSvcUpdateExport(ctx, c1, "count", func(e *mcsv1alpha1.ExportedService) {
-				addrs := make([]mcsv1alpha1.Endpoint, i)
+				addrs := make([]string, i)
 				for j := range addrs {
-					addrs[j] = mcsv1alpha1.Endpoint{Addresses: []string{fmt.Sprintf("10.1.2.%d", j+1)}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}
+					addrs[j] = fmt.Sprintf("10.1.2.%d", j+1)
 				}
-				e.Spec.Endpoints[0].Endpoints = addrs
+				e.Spec.Endpoints[0].Ready = addrs
 			})
 			var ev watch.Event
 			Eventually(imports.ResultChan(), "10s").Should(Receive(&ev))

@@ -80,7 +80,7 @@ type ExportedServiceSpec struct {
 	// the service must agree on.
 	ServiceProperties `json:",inline"`
 	// endpoints are the cluster's endpoints of the Service, ready or not,
-	// grouped by address type and ports.
+	// grouped by address type, ports and zone.
 	// +kubebuilder:validation:MaxItems=1000
 	// +listType=atomic
 	// +optional
@@ -143,8 +143,13 @@ type ServicePort struct {
 	Port int32 `json:"port"`
 }
 
-// EndpointGroup is endpoints of one cluster that share an address type
-// and ports, as an EndpointSlice holds them (with no limit on how many).
+// EndpointGroup is endpoints of one cluster that share an address type,
+// ports and zone, as an EndpointSlice holds them (with no limit on how
+// many). Most endpoints are ready, with one address and no hostname:
+// ready lists those by their address alone, one string each, and
+// endpoints holds the others in full. The hub keeps every version of
+// these objects in its watch caches, so the common endpoint costs it one
+// string rather than an object of addresses and conditions.
 type EndpointGroup struct {
 	// addressType is IPv4 or IPv6.
 	// +required
@@ -153,14 +158,26 @@ type EndpointGroup struct {
 	// +listType=atomic
 	// +optional
 	Ports []discoveryv1.EndpointPort `json:"ports,omitempty"`
-	// endpoints are the endpoints.
+	// zone is the zone of the group's endpoints; empty when they name none.
+	// +optional
+	Zone string `json:"zone,omitempty"`
+	// ready are the endpoints that are ready and serving, not terminating,
+	// with one address and no hostname, by that address: each stands for
+	// an endpoint with conditions ready, serving true and terminating false.
+	// +kubebuilder:validation:MaxItems=10000
+	// +listType=atomic
+	// +optional
+	Ready []string `json:"ready,omitempty"`
+	// endpoints are the group's other endpoints, in full.
 	// +kubebuilder:validation:MaxItems=10000
 	// +listType=atomic
 	// +optional
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 }
 
-// Endpoint is one endpoint of a Service.
+// Endpoint is one endpoint of a Service that does not fit its group's
+// ready list: not ready, not serving or terminating, with more than one
+// address, or with a hostname.
 type Endpoint struct {
 	// addresses are the endpoint's addresses, of the group's address type.
 	// +kubebuilder:validation:MinItems=1
@@ -174,9 +191,6 @@ type Endpoint struct {
 	// hostname is the endpoint's hostname (StatefulSet pods have one).
 	// +optional
 	Hostname *string `json:"hostname,omitempty"`
-	// zone is the endpoint's zone.
-	// +optional
-	Zone *string `json:"zone,omitempty"`
 }
 
 // ExportedServiceStatus is the hub's verdict on an export.

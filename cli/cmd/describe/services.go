@@ -273,8 +273,8 @@ func writeEndpoints(w io.Writer, indent string, groups []mcsv1alpha1.EndpointGro
 		return nil
 	}
 	var rows [][]string
-	for _, g := range groups {
-		for _, e := range g.Endpoints {
+	for i := range groups {
+		for _, e := range mcs.Endpoints(&groups[i]) {
 			readyCol := "not ready"
 			if servicesview.EndpointReady(e) {
 				readyCol = "ready"

@@ -18,7 +18,11 @@ import (
 func endpoints(ready, notReady int) []mcsv1alpha1.EndpointGroup {
 	g := mcsv1alpha1.EndpointGroup{AddressType: "IPv4"}
 	for i := 0; i < ready+notReady; i++ {
-		g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: []string{"10.0.0.1"}, Conditions: conditions(i < ready)})
+		if i < ready {
+			g.Ready = append(g.Ready, "10.0.0.1")
+			continue
+		}
+		g.Endpoints = append(g.Endpoints, mcsv1alpha1.Endpoint{Addresses: []string{"10.0.0.1"}, Conditions: conditions(false)})
 	}
 	return []mcsv1alpha1.EndpointGroup{g}
 }

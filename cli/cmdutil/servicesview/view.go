@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	clusterv1beta2 "github.com/flotilla-io/flotilla/api/cluster/v1beta2"
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 // Placeholders of the columns, as kubectl writes them.
@@ -50,21 +52,13 @@ func PortString(p mcsv1alpha1.ServicePort) string {
 
 // EndpointReady says whether an endpoint is ready: as for EndpointSlices,
 // an unknown readiness counts as ready.
-func EndpointReady(e mcsv1alpha1.Endpoint) bool {
+func EndpointReady(e discoveryv1.Endpoint) bool {
 	return e.Conditions.Ready == nil || *e.Conditions.Ready
 }
 
 // CountEndpoints counts the ready and all endpoints of groups.
 func CountEndpoints(groups []mcsv1alpha1.EndpointGroup) (ready, total int) {
-	for _, g := range groups {
-		for _, e := range g.Endpoints {
-			total++
-			if EndpointReady(e) {
-				ready++
-			}
-		}
-	}
-	return ready, total
+	return mcs.CountEndpoints(groups)
 }
 
 // EndpointsColumn shows ready/total endpoints of groups.

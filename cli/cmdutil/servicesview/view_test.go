@@ -80,16 +80,16 @@ func TestColumns(t *testing.T) {
 	if got := PortsColumn(nil); got != None {
 		t.Errorf("no ports %q", got)
 	}
-	groups := []mcsv1alpha1.EndpointGroup{{Endpoints: []mcsv1alpha1.Endpoint{{}, {}}}, {Endpoints: []mcsv1alpha1.Endpoint{{}}}}
+	groups := []mcsv1alpha1.EndpointGroup{{Endpoints: []mcsv1alpha1.Endpoint{{}, {}}}, {Ready: []string{"10.0.0.1", "10.0.0.2"}, Endpoints: []mcsv1alpha1.Endpoint{{}}}}
 	groups[0].Endpoints[1].Conditions.Ready = ptr.To(false)
-	if got := EndpointsColumn(groups); got != "2/3" {
-		t.Errorf("endpoints %q: unknown readiness counts as ready", got)
+	if got := EndpointsColumn(groups); got != "4/5" {
+		t.Errorf("endpoints %q: the ready list and unknown readiness count as ready", got)
 	}
 	is := &mcsv1alpha1.ImportedService{Spec: mcsv1alpha1.ImportedServiceSpec{Clusters: []mcsv1alpha1.ImportedCluster{{Name: "a", Available: true, Endpoints: groups}, {Name: "b"}}}}
 	if got := strings.Join(ExportersColumn(is), ","); got != "a,b(unavailable)" {
 		t.Errorf("exporters %q", got)
 	}
-	if got := ImportEndpointsColumn(is); got != "2/3" {
+	if got := ImportEndpointsColumn(is); got != "4/5" {
 		t.Errorf("import endpoints %q", got)
 	}
 }
