@@ -10,6 +10,8 @@
 // manager on the spoke, whose cache holds only what the controllers watch
 // (Nodes stripped to their resources, ClusterClaims; never Secrets), and
 // runs registration beside it. With each hub session registration starts
-// the work agent (package work), which applies the cluster's ManifestWorks.
+// the work agent (package work), which applies the cluster's ManifestWorks,
+// and the add-on registration (package addon), which gets the cluster's
+// add-ons their hub certificates and reports their leases.
 // On the hub the agent caches nothing beyond its own cluster's namespace.
 package agent

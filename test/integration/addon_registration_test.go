@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,8 +209,24 @@ var _ = Describe("addon registration", Ordered, func() {
 		renewed := waitForAddOnSecret(ctx, env, ns, a+"-hub-kubeconfig", subject.User)
 		Expect(renewed.UID).NotTo(Equal(secret.UID))
 
-		By("deleting the add-on's Secrets once its ManagedClusterAddOn is gone")
+		By("keeping the Secret while the ManagedClusterAddOn is being deleted, and deleting it once it is gone")
+		const hold = "test.flotilla.io/hold"
+		Eventually(func() error {
+			mca := getMCA(ctx, c, a)
+			mca.Finalizers = append(mca.Finalizers, hold)
+			return hubCP.Client.Update(ctx, mca)
+		}).Should(Succeed())
 		Expect(hubCP.Client.Delete(ctx, getMCA(ctx, c, a))).To(Succeed())
+		Eventually(func() bool { return getMCA(ctx, c, a).DeletionTimestamp != nil }).Should(BeTrue())
+		Consistently(func() error {
+			_, err := env.spoke.Kube.CoreV1().Secrets(ns).Get(ctx, a+"-hub-kubeconfig", metav1.GetOptions{})
+			return err
+		}, "2s").Should(Succeed())
+		Eventually(func() error {
+			mca := getMCA(ctx, c, a)
+			mca.Finalizers = slices.DeleteFunc(mca.Finalizers, func(f string) bool { return f == hold })
+			return hubCP.Client.Update(ctx, mca)
+		}).Should(Succeed())
 		Eventually(func() bool {
 			_, err := env.spoke.Kube.CoreV1().Secrets(ns).Get(ctx, a+"-hub-kubeconfig", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
