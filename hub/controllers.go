@@ -5,6 +5,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/hub/addon"
 	addonregistration "github.com/flotilla-io/flotilla/hub/addon/registration"
+	addontemplate "github.com/flotilla-io/flotilla/hub/addon/template"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clustermanager"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
@@ -27,6 +28,7 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 		services.Setup,
 		addon.Setup,
 		addonregistration.Setup,
+		addontemplate.Setup,
 		func(mgr manager.Manager) error {
 			return clustermanager.Setup(mgr, clustermanager.Options{
 				Version: version.Version, Namespace: Namespace, Holder: opts.LeaderIdentity, WorkWebhook: opts.Webhook.enabled(),

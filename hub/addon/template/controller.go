@@ -73,7 +73,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !equality.Semantic.DeepEqual(s.observed.Status, s.mca.Status) {
 		patch := client.MergeFromWithOptions(s.observed, client.MergeFromWithOptimisticLock{})
 		if perr := r.Client.Status().Patch(ctx, s.mca, patch); perr != nil {
-			return ctrl.Result{}, errors.Join(err, fmt.Errorf("write the status of ManagedClusterAddOn %s: %w", req, perr))
+			if apierrors.IsConflict(perr) {
+				// Another writer of this status (the add-on manager, the
+				// agent) was first: again with what it wrote.
+				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+			}
+			return ctrl.Result{}, errors.Join(err, fmt.Errorf("write the status of ManagedClusterAddOn %s: %w", req, client.IgnoreNotFound(perr)))
 		}
 	}
 	if err == nil && s.releaseFinalizer {
