@@ -3,9 +3,11 @@ package services
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Config configures the services agent of one managed cluster.
@@ -42,12 +44,34 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config) error {
 	if err := installCRDs(ctx, a.cfg.Spoke); err != nil {
 		return err
 	}
+	hubClient, err := client.NewWithWatch(hub, client.Options{Scheme: hubScheme, Mapper: hubMapper()})
+	if err != nil {
+		return fmt.Errorf("services agent: create the hub client: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// One watch of the cluster's set and its ImportedServices serves both
+	// sides; each subscribes before it runs.
+	sets := newClusterSet(a.cfg.ClusterName, hubClient)
+	exp, err := a.newExporter(hub, sets)
+	if err != nil {
+		return err
+	}
+	im, err := a.newImporter(sets)
+	if err != nil {
+		return err
+	}
+	setsDone := make(chan struct{})
+	go func() {
+		defer close(setsDone)
+		sets.run(ctx)
+	}()
 	errs := make(chan error, 2)
-	go func() { errs <- a.runExport(ctx, hub) }()
-	go func() { errs <- a.runImport(ctx, hub) }()
-	err := <-errs
+	go func() { errs <- exp.run(ctx, hub.Host) }()
+	go func() { errs <- im.run(ctx) }()
+	err = <-errs
 	cancel()
-	return errors.Join(err, <-errs)
+	err = errors.Join(err, <-errs)
+	<-setsDone
+	return err
 }

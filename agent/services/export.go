@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -41,9 +40,8 @@ const (
 	exportResync = 10 * time.Minute
 )
 
-// exportSpokeScheme holds what the export side reads and writes in the
-// cluster.
-var exportSpokeScheme = func() *runtime.Scheme {
+// spokeScheme holds what the agent reads and writes in the cluster.
+var spokeScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(s))
 	utilruntime.Must(discoveryv1.AddToScheme(s))
@@ -51,8 +49,8 @@ var exportSpokeScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// exportHubScheme holds what the export side reads and writes on the hub.
-var exportHubScheme = func() *runtime.Scheme {
+// hubScheme holds what the agent reads and writes on the hub.
+var hubScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clusterv1.AddToScheme(s))
 	utilruntime.Must(mcsv1alpha1.AddToScheme(s))
@@ -74,8 +72,8 @@ func exportSpokeMapper() meta.RESTMapper {
 	return m
 }
 
-// exportHubMapper maps the export side's hub kinds without discovery.
-func exportHubMapper() meta.RESTMapper {
+// hubMapper maps the agent's hub kinds without discovery.
+func hubMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	for _, gvk := range []string{"ExportedService", "ExportedServiceList", "ImportedService", "ImportedServiceList"} {
 		m.Add(mcsv1alpha1.GroupVersion.WithKind(gvk), meta.RESTScopeNamespace)
@@ -107,10 +105,10 @@ type exporter struct {
 	// cluster's ManagedCluster from hubCache, and writes ExportedServices.
 	hub      client.Client
 	hubCache cache.Cache
-	imports  *setImports
-	// ctx is runExport's: what the caches' handlers start ends with it
-	// (a read of a cache that never syncs would otherwise wait forever).
-	ctx   context.Context
+	// sets is the agent's watch of its set's ImportedServices.
+	sets *clusterSet
+	// queue holds the services to look at again; the zero key stands for
+	// every one (the cluster's set changed).
 	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// written holds the ExportedService of each service as the agent last
 	// wrote it, until the cache has caught up (by generation), so that a
@@ -118,17 +116,11 @@ type exporter struct {
 	written sync.Map
 }
 
-// runExport publishes the cluster's exports to the hub until ctx ends.
-func (a *Agent) runExport(ctx context.Context, hub *rest.Config) error {
+// run publishes the cluster's exports to the hub until ctx ends.
+func (e *exporter) run(ctx context.Context, hubHost string) error {
 	logger := klog.FromContext(ctx).WithName("export")
 	ctx = klog.NewContext(ctx, logger)
-	e, err := a.newExporter(hub)
-	if err != nil {
-		return err
-	}
-	e.ctx = ctx
 	defer e.queue.ShutDown()
-	defer e.imports.close()
 	if err := e.watch(ctx); err != nil {
 		return err
 	}
@@ -142,13 +134,14 @@ func (a *Agent) runExport(ctx context.Context, hub *rest.Config) error {
 			logger.Error(err, "The watch of the cluster's ExportedServices stopped")
 		}
 	}()
-	if !e.spokeCache.WaitForCacheSync(ctx) || !e.hubCache.WaitForCacheSync(ctx) {
+	if !e.spokeCache.WaitForCacheSync(ctx) || !e.hubCache.WaitForCacheSync(ctx) || !e.sets.waitForSync(ctx) {
 		return ctx.Err()
 	}
+	e.sets.waitForImports(ctx, 10*time.Second)
 	// Leftovers: what the hub holds of services the cluster no longer
 	// exports (deleted while the agent was away) goes on first sync.
 	e.enqueueAll(ctx)
-	logger.Info("Exporting services", "hub", hub.Host, "namespace", a.cfg.ClusterName)
+	logger.Info("Exporting services", "hub", hubHost, "namespace", e.cluster)
 	for range exportWorkers {
 		go func() {
 			for e.next(ctx) {
@@ -160,10 +153,12 @@ func (a *Agent) runExport(ctx context.Context, hub *rest.Config) error {
 	return nil
 }
 
-func (a *Agent) newExporter(hub *rest.Config) (*exporter, error) {
+// newExporter returns the export side of the agent, which reads its set's
+// ImportedServices from sets.
+func (a *Agent) newExporter(hub *rest.Config, sets *clusterSet) (*exporter, error) {
 	spokeCfg := rest.CopyConfig(a.cfg.Spoke)
 	spokeCache, err := cache.New(spokeCfg, cache.Options{
-		Scheme:           exportSpokeScheme,
+		Scheme:           spokeScheme,
 		Mapper:           exportSpokeMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
@@ -173,35 +168,31 @@ func (a *Agent) newExporter(hub *rest.Config) (*exporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the export side's cache of the managed cluster: %w", err)
 	}
-	spoke, err := client.New(spokeCfg, client.Options{Scheme: exportSpokeScheme, Mapper: exportSpokeMapper(), Cache: &client.CacheOptions{Reader: spokeCache}})
+	spoke, err := client.New(spokeCfg, client.Options{Scheme: spokeScheme, Mapper: exportSpokeMapper(), Cache: &client.CacheOptions{Reader: spokeCache}})
 	if err != nil {
 		return nil, fmt.Errorf("create the export side's client of the managed cluster: %w", err)
 	}
 	hubCfg := rest.CopyConfig(hub)
 	hubCache, err := cache.New(hubCfg, cache.Options{
-		Scheme:            exportHubScheme,
-		Mapper:            exportHubMapper(),
+		Scheme:            hubScheme,
+		Mapper:            hubMapper(),
 		DefaultTransform:  cache.TransformStripManagedFields(),
 		DefaultNamespaces: map[string]cache.Config{a.cfg.ClusterName: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			// The agent may read only its own ManagedCluster.
-			&clusterv1.ManagedCluster{}: {Field: fields.OneTermEqualSelector("metadata.name", a.cfg.ClusterName)},
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the export side's cache of the hub: %w", err)
 	}
-	hubClient, err := client.New(hubCfg, client.Options{Scheme: exportHubScheme, Mapper: exportHubMapper(), Cache: &client.CacheOptions{Reader: hubCache}})
+	hubClient, err := client.New(hubCfg, client.Options{Scheme: hubScheme, Mapper: hubMapper(), Cache: &client.CacheOptions{Reader: hubCache}})
 	if err != nil {
 		return nil, fmt.Errorf("create the export side's client of the hub: %w", err)
 	}
 	e := &exporter{
-		cluster: a.cfg.ClusterName, spoke: spoke, spokeCache: spokeCache, hub: hubClient, hubCache: hubCache,
+		cluster: a.cfg.ClusterName, spoke: spoke, spokeCache: spokeCache, hub: hubClient, hubCache: hubCache, sets: sets,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](100*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "services-export"}),
 	}
-	e.imports = &setImports{hub: hubCfg, changed: e.importChanged}
+	sets.notifyImports(e.importChanged)
 	return e, nil
 }
 
@@ -244,21 +235,7 @@ func (e *exporter) watch(ctx context.Context) error {
 			return err
 		}
 	}
-	inf, err := e.hubCache.GetInformer(ctx, &clusterv1.ManagedCluster{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		return fmt.Errorf("watch the cluster's ManagedCluster: %w", err)
-	}
-	follow := func(obj any) {
-		if mc, ok := obj.(*clusterv1.ManagedCluster); ok && mc.Name == e.cluster {
-			e.imports.follow(ctx, mc.Labels[clusterv1.ClusterSetLabel])
-		}
-	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    follow,
-		UpdateFunc: func(_, obj any) { follow(obj) },
-		DeleteFunc: func(any) { e.imports.follow(ctx, "") },
-	})
-	return err
+	return nil
 }
 
 // enqueueHandler queues the keys of each object that comes, changes or goes.
@@ -276,13 +253,10 @@ func enqueueHandler(q workqueue.TypedInterface[types.NamespacedName], keys func(
 	return toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj any) { add(obj) }, DeleteFunc: add}
 }
 
-// importChanged queues the service of a changed ImportedService, or every
-// export when the cluster's set changed.
+// importChanged queues the service of a changed ImportedService, or
+// (namespace "": the cluster's set changed) every export, which a worker
+// lists once the caches have synced.
 func (e *exporter) importChanged(namespace, name string) {
-	if namespace == "" {
-		e.enqueueAll(e.ctx)
-		return
-	}
 	e.queue.Add(types.NamespacedName{Namespace: namespace, Name: name})
 }
 
@@ -312,6 +286,10 @@ func (e *exporter) next(ctx context.Context) bool {
 		return false
 	}
 	defer e.queue.Done(key)
+	if key == (types.NamespacedName{}) {
+		e.enqueueAll(ctx)
+		return true
+	}
 	if err := e.reconcile(ctx, key); err != nil {
 		if ctx.Err() == nil {
 			klog.FromContext(ctx).Info("Cannot export the service yet; retrying", "service", key.String(), "reason", err.Error())

@@ -52,7 +52,7 @@ func (e *exporter) readiness(ctx context.Context, key types.NamespacedName, es *
 	if c := meta.FindStatusCondition(es.Status.Conditions, mcsv1alpha1.ConditionInClusterSet); c != nil && c.Status == metav1.ConditionFalse {
 		hubSays = c.Message
 	}
-	set, state, is := e.imports.get(ctx, key.Namespace, key.Name)
+	set, state, is := e.sets.get(key.Namespace, key.Name)
 	imported := fmt.Sprintf("ImportedService %s/%s", mcs.SetNamespace(set), mcs.ObjectName(key.Namespace, key.Name))
 	switch {
 	case state == importNoSet:

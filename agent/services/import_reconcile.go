@@ -12,7 +12,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -20,6 +19,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -78,13 +78,11 @@ func (r *setReconciler) reconcile(ctx context.Context, key string) error {
 	return r.write(ctx, is)
 }
 
-// write writes ImportedService is into the cluster: the namespace where
-// missing, the ServiceImport, the derived Service and the EndpointSlices,
-// each only where it differs from what the cluster holds.
+// write writes ImportedService is into the cluster: the ServiceImport
+// (and the namespace where missing), the derived Service and the
+// EndpointSlices, each only where it differs from what the agent last
+// wrote or saw there.
 func (r *setReconciler) write(ctx context.Context, is *mcsv1alpha1.ImportedService) error {
-	if err := r.ensureNamespace(ctx, is.Spec.Namespace); err != nil {
-		return err
-	}
 	si, err := r.ensureServiceImport(ctx, is)
 	if err != nil {
 		return err
@@ -103,7 +101,7 @@ func (r *setReconciler) write(ctx context.Context, is *mcsv1alpha1.ImportedServi
 		ips, families := clusterIPs(svc)
 		if want := desiredServiceImport(r.set, is, ips, families); !equality.Semantic.DeepEqual(want.Spec, si.Spec) {
 			si.Spec = want.Spec
-			if err := r.spoke.Update(ctx, si); err != nil {
+			if err := r.update(ctx, r.own.serviceImports, si, false); err != nil {
 				return fmt.Errorf("set the cluster-set IP of ServiceImport %s/%s: %w", si.Namespace, si.Name, err)
 			}
 		}
@@ -117,40 +115,62 @@ func (r *setReconciler) write(ctx context.Context, is *mcsv1alpha1.ImportedServi
 	return r.ensureSlices(ctx, is, owner)
 }
 
-// ensureNamespace creates namespace where the cluster lacks it, as the
-// KEP allows: namespace sameness makes it the service's namespace.
-func (r *setReconciler) ensureNamespace(ctx context.Context, namespace string) error {
-	err := r.spoke.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
-	if !apierrors.IsNotFound(err) {
+// create creates obj and records it as the agent's write of kind k.
+func (r *importer) create(ctx context.Context, k *ownKind, obj client.Object) error {
+	if err := r.spoke.Create(ctx, obj); err != nil {
 		return err
 	}
-	err = r.spoke.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s for an imported service: %w", namespace, err)
+	k.wrote(obj)
+	return nil
+}
+
+// update updates obj (at the resourceVersion the agent last wrote or saw)
+// and records it; a conflict forgets the agent's copy, so that the retry
+// reads the informer's.
+func (r *importer) update(ctx context.Context, k *ownKind, obj client.Object, status bool) error {
+	var err error
+	if status {
+		err = r.spoke.Status().Update(ctx, obj)
+	} else {
+		err = r.spoke.Update(ctx, obj)
 	}
+	if err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			k.forget(obj)
+		}
+		return err
+	}
+	k.wrote(obj)
 	return nil
 }
 
 // ensureServiceImport creates or updates the ServiceImport of is (labels,
 // annotations, spec; spec.ips as the cluster holds them) and returns it
-// as the cluster holds it.
+// as the cluster holds it. The namespace is created where missing, as the
+// KEP allows: namespace sameness makes it the service's namespace.
 func (r *setReconciler) ensureServiceImport(ctx context.Context, is *mcsv1alpha1.ImportedService) (*mcsv1beta1.ServiceImport, error) {
-	si := &mcsv1beta1.ServiceImport{}
-	err := r.spoke.Get(ctx, client.ObjectKey{Namespace: is.Spec.Namespace, Name: is.Spec.Name}, si)
-	if apierrors.IsNotFound(err) {
-		si = desiredServiceImport(r.set, is, nil, nil)
-		if err := r.spoke.Create(ctx, si); err != nil {
+	obj := r.own.serviceImports.get(is.Spec.Namespace, is.Spec.Name)
+	if obj == nil {
+		si := desiredServiceImport(r.set, is, nil, nil)
+		err := r.create(ctx, r.own.serviceImports, si)
+		if apierrors.IsNotFound(err) {
+			err = r.spoke.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: si.Namespace}})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return nil, fmt.Errorf("create namespace %s for an imported service: %w", si.Namespace, err)
+			}
+			err = r.create(ctx, r.own.serviceImports, si)
+		}
+		if apierrors.IsAlreadyExists(err) {
+			// The informer holds every ServiceImport labelled as the agent's.
+			return nil, fmt.Errorf("ServiceImport %s/%s is not Flotilla's (no label %s=%s): leaving it alone; delete it to let the cluster import the service",
+				si.Namespace, si.Name, appManagedByLabel, mcs.ManagedBy)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("create ServiceImport %s/%s: %w", si.Namespace, si.Name, err)
 		}
 		return si, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !ours(si.Labels, appManagedByLabel) {
-		return nil, fmt.Errorf("ServiceImport %s/%s is not Flotilla's (no label %s=%s): leaving it alone; delete it to let the cluster import the service",
-			si.Namespace, si.Name, appManagedByLabel, mcs.ManagedBy)
-	}
+	si := obj.(*mcsv1beta1.ServiceImport)
 	if !si.DeletionTimestamp.IsZero() {
 		return nil, fmt.Errorf("ServiceImport %s/%s is being deleted; writing it again once it is gone", si.Namespace, si.Name)
 	}
@@ -160,7 +180,7 @@ func (r *setReconciler) ensureServiceImport(ctx context.Context, is *mcsv1alpha1
 		return si, nil
 	}
 	si.Labels, si.Annotations, si.Spec = want.Labels, want.Annotations, want.Spec
-	if err := r.spoke.Update(ctx, si); err != nil {
+	if err := r.update(ctx, r.own.serviceImports, si, false); err != nil {
 		return nil, fmt.Errorf("update ServiceImport %s/%s: %w", si.Namespace, si.Name, err)
 	}
 	return si, nil
@@ -181,7 +201,7 @@ func (r *setReconciler) ensureStatus(ctx context.Context, si *mcsv1beta1.Service
 		return nil
 	}
 	si.Status = status
-	if err := r.spoke.Status().Update(ctx, si); err != nil {
+	if err := r.update(ctx, r.own.serviceImports, si, true); err != nil {
 		return fmt.Errorf("update the status of ServiceImport %s/%s: %w", si.Namespace, si.Name, err)
 	}
 	return nil
@@ -196,26 +216,32 @@ func (e *familyError) Error() string {
 
 // ensureDerivedService creates or updates the derived Service of
 // ClusterSetIP import is, owned by owner, and returns it as the cluster
-// holds it.
+// holds it. A Service whose IP families must change is made again: the
+// API server lets no update change the primary family.
 func (r *setReconciler) ensureDerivedService(ctx context.Context, is *mcsv1alpha1.ImportedService, owner metav1.OwnerReference) (*corev1.Service, error) {
 	want := desiredDerivedService(r.set, is, owner)
-	svc := &corev1.Service{}
-	err := r.spoke.Get(ctx, client.ObjectKeyFromObject(want), svc)
-	if apierrors.IsNotFound(err) {
-		if err := r.spoke.Create(ctx, want); err != nil {
-			if apierrors.IsInvalid(err) && len(want.Spec.IPFamilies) > 0 {
+	obj := r.own.services.get(want.Namespace, want.Name)
+	if obj != nil && familiesChange(want, obj.(*corev1.Service)) {
+		klog.FromContext(ctx).Info("Making the derived Service again for the import's IP families", "service", klog.KObj(want),
+			"from", obj.(*corev1.Service).Spec.IPFamilies, "to", want.Spec.IPFamilies)
+		if err := r.deleteObject(ctx, r.own.services, obj); err != nil {
+			return nil, err
+		}
+		obj = nil
+	}
+	if obj == nil {
+		if err := r.create(ctx, r.own.services, want); err != nil {
+			switch {
+			case apierrors.IsInvalid(err) && len(want.Spec.IPFamilies) > 0:
 				return nil, &familyError{err: err}
+			case apierrors.IsAlreadyExists(err):
+				return nil, fmt.Errorf("Service %s/%s, the derived Service's name, is not Flotilla's: leaving it alone", want.Namespace, want.Name)
 			}
 			return nil, fmt.Errorf("create derived Service %s/%s: %w", want.Namespace, want.Name, err)
 		}
 		return want, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !ours(svc.Labels, appManagedByLabel) {
-		return nil, fmt.Errorf("Service %s/%s, the derived Service's name, is not Flotilla's: leaving it alone", svc.Namespace, svc.Name)
-	}
+	svc := obj.(*corev1.Service)
 	if equality.Semantic.DeepEqual(want.Labels, svc.Labels) && equality.Semantic.DeepEqual(want.OwnerReferences, svc.OwnerReferences) &&
 		equalServicePorts(want.Spec.Ports, svc.Spec.Ports) && want.Spec.SessionAffinity == svc.Spec.SessionAffinity &&
 		(want.Spec.SessionAffinityConfig == nil || equality.Semantic.DeepEqual(want.Spec.SessionAffinityConfig, svc.Spec.SessionAffinityConfig)) {
@@ -226,10 +252,24 @@ func (r *setReconciler) ensureDerivedService(ctx context.Context, is *mcsv1alpha
 	if want.Spec.SessionAffinityConfig != nil || want.Spec.SessionAffinity == corev1.ServiceAffinityNone {
 		svc.Spec.SessionAffinityConfig = want.Spec.SessionAffinityConfig
 	}
-	if err := r.spoke.Update(ctx, svc); err != nil {
+	if err := r.update(ctx, r.own.services, svc, false); err != nil {
 		return nil, fmt.Errorf("update derived Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	return svc, nil
+}
+
+// familiesChange says whether derived Service got must be made again to
+// be what want asks of its IP families: another primary family, or
+// another policy (single or dual stack). A dual-stack policy in a
+// single-stack cluster gets one family, which is what it asked for.
+func familiesChange(want, got *corev1.Service) bool {
+	if len(want.Spec.IPFamilies) == 0 {
+		return false
+	}
+	if len(got.Spec.IPFamilies) == 0 || got.Spec.IPFamilies[0] != want.Spec.IPFamilies[0] {
+		return true
+	}
+	return want.Spec.IPFamilyPolicy != nil && ptr.Deref(got.Spec.IPFamilyPolicy, corev1.IPFamilyPolicySingleStack) != *want.Spec.IPFamilyPolicy
 }
 
 // equalServicePorts compares the ports the agent sets, not the node ports
@@ -266,15 +306,9 @@ func clusterIPs(svc *corev1.Service) ([]string, []corev1.IPFamily) {
 // ensureSlices makes the agent's EndpointSlices of is what it says: one
 // write per slice that differs, a delete per slice no longer wanted.
 func (r *setReconciler) ensureSlices(ctx context.Context, is *mcsv1alpha1.ImportedService, owner metav1.OwnerReference) error {
-	existing := &discoveryv1.EndpointSliceList{}
-	if err := r.spoke.List(ctx, existing, client.InNamespace(is.Spec.Namespace), client.MatchingLabels{
-		mcsv1beta1.LabelServiceName: is.Spec.Name, discoveryv1.LabelManagedBy: mcs.ManagedBy,
-	}); err != nil {
-		return fmt.Errorf("list the imported EndpointSlices of %s/%s: %w", is.Spec.Namespace, is.Spec.Name, err)
-	}
 	have := map[string]*discoveryv1.EndpointSlice{}
-	for i := range existing.Items {
-		have[existing.Items[i].Name] = &existing.Items[i]
+	for _, o := range r.own.slices.list(bySliceService, importKey(is.Spec.Namespace, is.Spec.Name), nil) {
+		have[o.GetName()] = o.(*discoveryv1.EndpointSlice)
 	}
 	var errs []error
 	for _, want := range desiredSlices(r.set, is, owner) {
@@ -282,26 +316,27 @@ func (r *setReconciler) ensureSlices(ctx context.Context, is *mcsv1alpha1.Import
 		delete(have, want.Name)
 		switch {
 		case !ok:
-			if err := r.spoke.Create(ctx, want); err != nil {
+			if err := r.create(ctx, r.own.slices, want); err != nil {
 				errs = append(errs, fmt.Errorf("create EndpointSlice %s/%s: %w", want.Namespace, want.Name, err))
 			}
 		case !equalSlice(want, got):
 			want.ResourceVersion = got.ResourceVersion
 			if want.AddressType != got.AddressType {
-				errs = append(errs, r.deleteObject(ctx, got))
+				errs = append(errs, r.deleteObject(ctx, r.own.slices, got))
 				want.ResourceVersion = ""
-				if err := r.spoke.Create(ctx, want); err != nil {
+				if err := r.create(ctx, r.own.slices, want); err != nil {
 					errs = append(errs, fmt.Errorf("create EndpointSlice %s/%s: %w", want.Namespace, want.Name, err))
 				}
 				continue
 			}
-			if err := r.spoke.Update(ctx, want); err != nil {
+			want.UID = got.UID
+			if err := r.update(ctx, r.own.slices, want, false); err != nil {
 				errs = append(errs, fmt.Errorf("update EndpointSlice %s/%s: %w", want.Namespace, want.Name, err))
 			}
 		}
 	}
 	for _, stale := range have {
-		errs = append(errs, r.deleteObject(ctx, stale))
+		errs = append(errs, r.deleteObject(ctx, r.own.slices, stale))
 	}
 	return errors.Join(errs...)
 }
@@ -318,92 +353,60 @@ func equalSlice(want, got *discoveryv1.EndpointSlice) bool {
 // each explicitly (a cluster's garbage collector may lag).
 func (r *importer) remove(ctx context.Context, namespace, name string, sel labels.Selector) error {
 	var errs []error
-	slicesOf := &discoveryv1.EndpointSliceList{}
-	req, _ := labels.NewRequirement(mcsv1beta1.LabelServiceName, selection.Equals, []string{name})
-	mine, _ := labels.NewRequirement(discoveryv1.LabelManagedBy, selection.Equals, []string{mcs.ManagedBy})
-	if err := r.spoke.List(ctx, slicesOf, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel.Add(*req, *mine)}); err != nil {
-		errs = append(errs, err)
+	mine := func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }
+	for _, s := range r.own.slices.list(bySliceService, importKey(namespace, name), mine) {
+		errs = append(errs, r.deleteObject(ctx, r.own.slices, s))
 	}
-	for i := range slicesOf.Items {
-		errs = append(errs, r.deleteObject(ctx, &slicesOf.Items[i]))
+	if svc := r.own.services.get(namespace, mcs.DerivedServiceName(namespace, name)); svc != nil && mine(svc) {
+		errs = append(errs, r.deleteObject(ctx, r.own.services, svc))
 	}
-	svc := &corev1.Service{}
-	err := r.spoke.Get(ctx, client.ObjectKey{Namespace: namespace, Name: mcs.DerivedServiceName(namespace, name)}, svc)
-	switch {
-	case err == nil && ours(svc.Labels, appManagedByLabel) && sel.Matches(labels.Set(svc.Labels)):
-		errs = append(errs, r.deleteObject(ctx, svc))
-	case err != nil && !apierrors.IsNotFound(err):
-		errs = append(errs, err)
-	}
-	si := &mcsv1beta1.ServiceImport{}
-	err = r.spoke.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, si)
-	switch {
-	case err == nil && ours(si.Labels, appManagedByLabel) && sel.Matches(labels.Set(si.Labels)):
-		errs = append(errs, r.deleteObject(ctx, si))
-	case err != nil && !apierrors.IsNotFound(err) && !meta404(err):
-		errs = append(errs, err)
+	if si := r.own.serviceImports.get(namespace, name); si != nil && mine(si) {
+		errs = append(errs, r.deleteObject(ctx, r.own.serviceImports, si))
 	}
 	return errors.Join(errs...)
 }
 
-// deleteObject deletes obj, if it is still the object read (its UID).
-func (r *importer) deleteObject(ctx context.Context, obj client.Object) error {
+// deleteObject deletes obj of kind k, if it is still the object read (its
+// UID), and records the delete.
+func (r *importer) deleteObject(ctx context.Context, k *ownKind, obj client.Object) error {
 	err := r.spoke.Delete(ctx, obj, client.Preconditions{UID: ptrUID(obj)})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	switch {
+	case err == nil || apierrors.IsNotFound(err):
+		k.deleted(obj)
+	case apierrors.IsConflict(err):
+		k.forget(obj)
+	default:
 		return fmt.Errorf("delete %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }
 
 // localKeys returns the imported services the cluster holds anything of
-// for r's set, as queue keys.
-func (r *setReconciler) localKeys(ctx context.Context) ([]string, error) {
-	keys, err := r.importer.localKeys(ctx, labels.SelectorFromSet(labels.Set{mcs.ClusterSetLabel: r.set}))
-	if err != nil {
-		return nil, err
-	}
+// for r's set, and those of the hub, as queue keys.
+func (r *setReconciler) localKeys() []string {
+	keys := r.importer.localKeys(labels.SelectorFromSet(labels.Set{mcs.ClusterSetLabel: r.set}))
 	// The hub's imports are compared too, so that a resync repairs them.
 	for _, k := range r.store.ListKeys() {
 		if _, key, ok := strings.Cut(k, "/"); ok {
 			keys = append(keys, key)
 		}
 	}
-	return keys, nil
+	return keys
 }
 
 // localKeys returns the imported services of the sets sel selects that the
 // cluster holds a ServiceImport, derived Service or EndpointSlice of.
-func (r *importer) localKeys(ctx context.Context, sel labels.Selector) ([]string, error) {
+func (r *importer) localKeys(sel labels.Selector) []string {
 	var keys []string
-	sis := &mcsv1beta1.ServiceImportList{}
-	if err := r.spoke.List(ctx, sis, client.MatchingLabelsSelector{Selector: sel}); err != nil && !meta404(err) {
-		return nil, fmt.Errorf("list the cluster's ServiceImports: %w", err)
-	}
-	for _, si := range sis.Items {
-		if ours(si.Labels, appManagedByLabel) {
-			keys = append(keys, importKey(si.Namespace, si.Name))
-		}
-	}
-	svcs := &corev1.ServiceList{}
-	if err := r.spoke.List(ctx, svcs, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("list the cluster's derived Services: %w", err)
-	}
-	for _, s := range svcs.Items {
-		if ours(s.Labels, appManagedByLabel) && s.Labels[mcs.ServiceNameLabel] != "" {
-			keys = append(keys, importKey(s.Namespace, s.Labels[mcs.ServiceNameLabel]))
-		}
-	}
-	eps := &discoveryv1.EndpointSliceList{}
-	if err := r.spoke.List(ctx, eps, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("list the cluster's imported EndpointSlices: %w", err)
-	}
-	for _, s := range eps.Items {
-		if ours(s.Labels, discoveryv1.LabelManagedBy) && s.Labels[mcsv1beta1.LabelServiceName] != "" {
-			keys = append(keys, importKey(s.Namespace, s.Labels[mcsv1beta1.LabelServiceName]))
+	for _, k := range r.own.kinds() {
+		for _, o := range k.list("", "", func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }) {
+			if key := k.key(o); key != "" {
+				keys = append(keys, key)
+			}
 		}
 	}
 	slices.Sort(keys)
-	return slices.Compact(keys), nil
+	return slices.Compact(keys)
 }
 
 // removeOtherSets removes everything the agent wrote for a set other than
@@ -417,10 +420,7 @@ func (r *importer) removeOtherSets(ctx context.Context, set string) error {
 		other, _ := labels.NewRequirement(mcs.ClusterSetLabel, selection.NotEquals, []string{set})
 		sel = sel.Add(*other)
 	}
-	keys, err := r.localKeys(ctx, sel)
-	if err != nil {
-		return err
-	}
+	keys := r.localKeys(sel)
 	var errs []error
 	for _, k := range keys {
 		namespace, name, _ := splitImportKey(k)
@@ -434,10 +434,6 @@ func (r *importer) removeOtherSets(ctx context.Context, set string) error {
 
 // ours says whether labels mark an object as the agent's under key.
 func ours(l map[string]string, key string) bool { return l[key] == mcs.ManagedBy }
-
-// meta404 says whether err means the cluster serves no ServiceImports
-// (yet): the MCS CRDs are installed at start.
-func meta404(err error) bool { return meta.IsNoMatchError(err) }
 
 // ptrUID is obj's UID, as a delete's precondition.
 func ptrUID(obj client.Object) *types.UID {

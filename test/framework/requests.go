@@ -61,3 +61,17 @@ func (a *countingAuthorizer) Authorize(ctx context.Context, attrs authorizer.Att
 	}
 	return a.next.Authorize(ctx, attrs)
 }
+
+// NewRequestLog returns an empty log for a control plane this package
+// does not start (a spoke of controlplane.Start): give it Authorizer.
+func NewRequestLog() *RequestLog { return newRequestLog() }
+
+// Authorizer is a controlplane.Options.Authorizer that counts every
+// request into l and decides none: the API server's own authorizers do.
+func (l *RequestLog) Authorizer() func(informers.SharedInformerFactory) authorizer.Authorizer {
+	return l.authorizer(func(informers.SharedInformerFactory) authorizer.Authorizer {
+		return authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+			return authorizer.DecisionNoOpinion, "", nil
+		})
+	})
+}

@@ -196,6 +196,56 @@ var _ = Describe("services dns", Ordered, func() {
 		}
 	})
 
+	It("resolves a headless IPv6 or dual-stack service to AAAA records (and A ones for its IPv4 endpoints), with <hostname>.<clusterid> names", func(ctx SpecContext) {
+		// The spokes' API servers have an IPv4 service CIDR only, so that no
+		// Service gets an IPv6 cluster IP (nor a derived Service an IPv6
+		// cluster-set IP); a headless Service without selector may have any
+		// families, its endpoints written as an endpoint controller would.
+		By("headless Service v6 (IPv6) exported from a (v6-0, v6-1) and b (v6-0); dual (IPv4 and IPv6) from b")
+		port := []corev1.ServicePort{{Name: "tcp", Port: 8080}}
+		createHeadlessWithEndpoints(ctx, a, ns, "v6", []corev1.IPFamily{corev1.IPv6Protocol}, port, map[discoveryv1.AddressType][]discoveryv1.Endpoint{
+			discoveryv1.AddressTypeIPv6: {dnsEndpoint("fd00:1::10", "v6-0"), dnsEndpoint("fd00:1::11", "v6-1")},
+		})
+		createHeadlessWithEndpoints(ctx, b, ns, "v6", []corev1.IPFamily{corev1.IPv6Protocol}, port, map[discoveryv1.AddressType][]discoveryv1.Endpoint{
+			discoveryv1.AddressTypeIPv6: {dnsEndpoint("fd00:2::10", "v6-0")},
+		})
+		createHeadlessWithEndpoints(ctx, b, ns, "dual", []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}, port, map[discoveryv1.AddressType][]discoveryv1.Endpoint{
+			discoveryv1.AddressTypeIPv4: {dnsEndpoint("10.2.9.10", "dual-0")},
+			discoveryv1.AddressTypeIPv6: {dnsEndpoint("fd00:2::20", "dual-0")},
+		})
+		for _, sc := range []*importCluster{a, b} {
+			exportDNSService(ctx, sc, ns, "v6")
+		}
+		exportDNSService(ctx, b, ns, "dual")
+
+		for _, sc := range all {
+			Eventually(func(g Gomega) {
+				items := sc.importSlices(ctx, ns, "v6")()
+				g.Expect(addressesFrom(items, a.name)).To(Equal([]string{"fd00:1::10", "fd00:1::11"}))
+				g.Expect(addressesFrom(items, b.name)).To(Equal([]string{"fd00:2::10"}))
+				for _, s := range items {
+					g.Expect(s.AddressType).To(Equal(discoveryv1.AddressTypeIPv6))
+				}
+				g.Expect(sc.importSlices(ctx, ns, "dual")()).To(HaveLen(2))
+			}, "60s").Should(Succeed(), "the imports of v6 and dual in %s", sc.name)
+
+			By("in " + sc.name + ": AAAA per endpoint across the set, and per <hostname>.<clusterid>")
+			Eventually(lookupIn(sc, fqdn("v6"), dns.TypeAAAA), "20s", "1s").Should(Equal(answer("NOERROR", "fd00:1::10", "fd00:1::11", "fd00:2::10")), sc.name)
+			Expect(lookupIn(sc, "v6-0."+a.name+"."+fqdn("v6"), dns.TypeAAAA)()).To(Equal(answer("NOERROR", "fd00:1::10")), sc.name)
+			Expect(lookupIn(sc, "v6-1."+a.name+"."+fqdn("v6"), dns.TypeAAAA)()).To(Equal(answer("NOERROR", "fd00:1::11")), sc.name)
+			Expect(lookupIn(sc, "v6-0."+b.name+"."+fqdn("v6"), dns.TypeAAAA)()).To(Equal(answer("NOERROR", "fd00:2::10")), sc.name)
+			Expect(lookupIn(sc, fqdn("v6"), dns.TypeA)()).To(Equal(answer("NOERROR")), "an IPv6-only service has no A record, asked in %s", sc.name)
+			Expect(lookupIn(sc, "_tcp._tcp."+fqdn("v6"), dns.TypeSRV)()).To(Equal(answer("NOERROR",
+				"8080 v6-0."+a.name+"."+fqdn("v6")+".", "8080 v6-1."+a.name+"."+fqdn("v6")+".", "8080 v6-0."+b.name+"."+fqdn("v6")+".")), sc.name)
+
+			By("in " + sc.name + ": the dual-stack service has an A and an AAAA record, under both names")
+			Eventually(lookupIn(sc, fqdn("dual"), dns.TypeAAAA), "20s", "1s").Should(Equal(answer("NOERROR", "fd00:2::20")), sc.name)
+			Expect(lookupIn(sc, fqdn("dual"), dns.TypeA)()).To(Equal(answer("NOERROR", "10.2.9.10")), sc.name)
+			Expect(lookupIn(sc, "dual-0."+b.name+"."+fqdn("dual"), dns.TypeAAAA)()).To(Equal(answer("NOERROR", "fd00:2::20")), sc.name)
+			Expect(lookupIn(sc, "dual-0."+b.name+"."+fqdn("dual"), dns.TypeA)()).To(Equal(answer("NOERROR", "10.2.9.10")), sc.name)
+		}
+	})
+
 	It("answers NXDOMAIN for a headless service with no ready endpoint, and its address once one is ready", func(ctx SpecContext) {
 		createDNSService(ctx, a, ns, "idle", true, []corev1.ServicePort{{Name: "tcp", Port: 1234}})
 		runDNSPod(ctx, a, ns, "idle", "idle-0", "10.1.3.10", "idle-0", false)
@@ -395,6 +445,39 @@ func createDNSService(ctx context.Context, sc *importCluster, ns, name string, h
 		svc.Spec.ClusterIP = corev1.ClusterIPNone
 	}
 	Expect(sc.c.Create(ctx, svc)).To(Succeed())
+}
+
+// createHeadlessWithEndpoints creates in sc headless Service ns/name
+// without selector, of families, and per address type an EndpointSlice of
+// its endpoints, as an endpoint controller other than the agent would.
+func createHeadlessWithEndpoints(ctx context.Context, sc *importCluster, ns, name string, families []corev1.IPFamily, ports []corev1.ServicePort,
+	endpoints map[discoveryv1.AddressType][]discoveryv1.Endpoint) {
+	GinkgoHelper()
+	policy := corev1.IPFamilyPolicySingleStack
+	if len(families) > 1 {
+		policy = corev1.IPFamilyPolicyRequireDualStack
+	}
+	Expect(sc.c.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, IPFamilies: families, IPFamilyPolicy: &policy, Ports: ports},
+	})).To(Succeed())
+	for at, eps := range endpoints {
+		var eports []discoveryv1.EndpointPort
+		for _, p := range ports {
+			eports = append(eports, discoveryv1.EndpointPort{Name: ptr.To(p.Name), Port: ptr.To(p.Port), Protocol: ptr.To(corev1.ProtocolTCP)})
+		}
+		Expect(sc.c.Create(ctx, &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + strings.ToLower(string(at)), Labels: map[string]string{
+				discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpoints.example.com",
+			}},
+			AddressType: at, Endpoints: eps, Ports: eports,
+		})).To(Succeed())
+	}
+}
+
+// dnsEndpoint is a ready endpoint at ip with hostname.
+func dnsEndpoint(ip, hostname string) discoveryv1.Endpoint {
+	return discoveryv1.Endpoint{Addresses: []string{ip}, Hostname: ptr.To(hostname), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}
 }
 
 // exportDNSService creates ServiceExport ns/name in sc.

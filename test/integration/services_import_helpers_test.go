@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +69,11 @@ type importCluster struct {
 	agent *runningAgent
 	// c is the spoke's admin client.
 	c client.Client
+	// requests counts the spoke's requests by user; agentUser is the
+	// agent's (a ServiceAccount with cluster-admin's rights, so that its
+	// requests are told apart from the specs' own).
+	requests  *framework.RequestLog
+	agentUser string
 }
 
 // importHub is the hub's admin client for the services specs.
@@ -83,11 +89,12 @@ func importHub() client.Client {
 func startImportCluster(ctx SpecContext, prefix string) *importCluster {
 	GinkgoHelper()
 	dir := GinkgoT().TempDir()
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Controllers: importSpokeControllers})
+	requests := framework.NewRequestLog()
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Controllers: importSpokeControllers, Authorizer: requests.Authorizer()})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(cp.Stop)
 	spoke := &framework.ControlPlane{ControlPlane: cp, Dir: dir}
-	sc := &importCluster{name: newClusterName(prefix)}
+	sc := &importCluster{name: newClusterName(prefix), requests: requests}
 	sc.c, err = client.New(cp.Config, client.Options{Scheme: importSpecScheme})
 	Expect(err).NotTo(HaveOccurred())
 	spoke.Client = sc.c
@@ -97,12 +104,49 @@ func startImportCluster(ctx SpecContext, prefix string) *importCluster {
 	sc.env = &agentEnv{spoke: spoke, token: createBootstrapToken(ctx)}
 	sc.opts = sc.env.options(sc.name)
 	sc.env.storeBootstrapSecret(ctx, sc.opts.Namespace, bootstrapKubeconfig(hubCP.URL, hubCP.CAData, sc.env.token))
+	sc.opts.SpokeKubeconfig, sc.agentUser = adminServiceAccount(ctx, spoke, sc.opts.Namespace, "flotilla-agent")
 	sc.agent = startAgentUnmanaged(sc.opts)
 	DeferCleanup(func() { sc.agent.stop() })
 	acceptAgent(ctx, sc.name)
 	deleteClusterAfterSpec(sc.name)
 	Eventually(clusterCondition(ctx, sc.name, clusterv1.ManagedClusterConditionJoined)).Should(HaveField("Status", metav1.ConditionTrue))
 	return sc
+}
+
+// adminServiceAccount makes ServiceAccount ns/name with cluster-admin's
+// rights in cp and returns a kubeconfig of its and its user name.
+func adminServiceAccount(ctx context.Context, cp *framework.ControlPlane, ns, name string) (string, string) {
+	GinkgoHelper()
+	Expect(cp.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+	Expect(cp.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + ":" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	})).To(Succeed())
+	return serviceAccountKubeconfig(ctx, cp, ns, name), "system:serviceaccount:" + ns + ":" + name
+}
+
+// spokeReads are the agent's reads of cluster sc that are not watches
+// ("verb resource": the gets and lists of what the import side reads or
+// writes) and its writes of those (every other verb), so far.
+func (sc *importCluster) spokeReads() (reads, writes map[string]int) {
+	reads, writes = map[string]int{}, map[string]int{}
+	for what, n := range sc.requests.Counts(sc.agentUser) {
+		verb, resource, _ := strings.Cut(what, " ")
+		switch strings.Split(resource, "/")[0] {
+		case "namespaces", "services", "serviceimports", "endpointslices":
+		default:
+			continue
+		}
+		switch verb {
+		case "watch":
+		case "get", "list":
+			reads[what] = n
+		default:
+			writes[what] = n
+		}
+	}
+	return reads, writes
 }
 
 // restartAgent stops the cluster's agent and starts another with the same

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -263,6 +264,63 @@ var _ = Describe("services import", Ordered, func() {
 		}
 		a.unexport(ctx, ns, "big")
 		goneEverywhere(ctx, ns, "big")
+	})
+
+	It("reads nothing from a member's cluster beyond its watches in a steady state of 30 imports, and writes one EndpointSlice per endpoint change", func(ctx SpecContext) {
+		ns := newNamespace()
+		const n = 30
+		name := func(i int) string { return "steady-" + strconv.Itoa(i) }
+		for i := range n {
+			a.exportService(ctx, ns, name(i), 100+i, 2, false)
+		}
+		Eventually(func(g Gomega) {
+			for i := range n {
+				si := c.serviceImport(ctx, ns, name(i))()
+				g.Expect(si).NotTo(BeNil(), name(i))
+				g.Expect(si.Spec.IPs).NotTo(BeEmpty(), name(i))
+				g.Expect(si.Status.Conditions).To(ContainElement(HaveField("Status", metav1.ConditionTrue)), name(i))
+				g.Expect(addressesFrom(c.importSlices(ctx, ns, name(i))(), a.name)).To(Equal(podIPs(100+i, 2)), name(i))
+			}
+		}, "90s").Should(Succeed())
+		settled := c.resourceVersions(ctx)
+		Consistently(func() map[string]string { return c.resourceVersions(ctx) }, "2s").Should(Equal(settled))
+
+		By("settled: no get or list of its objects, no write")
+		reads, writes := c.spokeReads()
+		Consistently(func(g Gomega) {
+			r, w := c.spokeReads()
+			g.Expect(r).To(Equal(reads))
+			g.Expect(w).To(Equal(writes))
+		}, "5s").Should(Succeed())
+
+		By("one pod of one service going not ready: the changed slice is written, nothing is read")
+		a.setPodReady(ctx, ns, name(7)+"-1", false)
+		Eventually(func() []bool {
+			var ready []bool
+			for _, s := range c.importSlices(ctx, ns, name(7))() {
+				for _, e := range s.Endpoints {
+					ready = append(ready, ptr.Deref(e.Conditions.Ready, true))
+				}
+			}
+			return ready
+		}, "20s").Should(ConsistOf(true, false))
+		want := maps.Clone(writes)
+		want["update endpointslices"]++
+		Consistently(func(g Gomega) {
+			r, w := c.spokeReads()
+			g.Expect(r).To(Equal(reads))
+			g.Expect(w).To(Equal(want))
+		}, "3s").Should(Succeed())
+
+		for i := range n {
+			a.unexport(ctx, ns, name(i))
+		}
+		for i := range n {
+			goneEverywhere(ctx, ns, name(i))
+		}
+		By("removing 30 imports read nothing either")
+		r, _ := c.spokeReads()
+		Expect(r).To(Equal(reads))
 	})
 
 	It("never touches a ServiceImport or EndpointSlice that is not its own", func(ctx SpecContext) {
