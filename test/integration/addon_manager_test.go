@@ -468,6 +468,25 @@ var _ = Describe("addon manager", func() {
 		Eventually(func() map[string]string { return getCluster(ctx, c1).Labels }).ShouldNot(HaveKey(addon.FeatureLabel(name)))
 	})
 
+	It("says AddOnManagerNotRunning on a managed add-on nothing deploys, and takes it back once the add-on's manager writes", func(ctx SpecContext) {
+		set, _ := newSetWithNamespace(ctx, "am-nr")
+		c1 := newClusterName("am-nr")
+		createPolicyMember(ctx, c1, set, nil)
+		name := newClusterName("am-nr")
+		amCreateCMA(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		Expect(hubCP.Client.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: c1, Name: name}})).To(Succeed())
+		Eventually(amCondition(ctx, c1, name, addon.ConditionManifestApplied)).Should(And(haveCondition(metav1.ConditionFalse, "AddOnManagerNotRunning"),
+			HaveField("Message", ContainSubstring("no add-on manager has written anything"))))
+
+		Eventually(func() error {
+			mca := amMCA(ctx, c1, name)
+			meta.SetStatusCondition(&mca.Status.Conditions, metav1.Condition{Type: addon.ConditionRegistrationApplied, Status: metav1.ConditionTrue, Reason: "NilRegistration"})
+			return hubCP.Client.Status().Update(ctx, mca)
+		}).Should(Succeed())
+		Eventually(amCondition(ctx, c1, name, addon.ConditionManifestApplied)).Should(BeNil())
+		Consistently(amCondition(ctx, c1, name, addon.ConditionManifestApplied), time.Second).Should(BeNil())
+	})
+
 	It("deletes a deleted cluster's add-ons before its ManifestWorks", func(ctx SpecContext) {
 		set, _ := newSetWithNamespace(ctx, "am-del")
 		c1 := newClusterName("am-del")
