@@ -341,7 +341,7 @@ var _ = Describe("addon template", func() {
 		}, "60s").Should(BeTrue())
 	})
 
-	It("follows an AddOnDeploymentConfig: its variables, placement and namespace reach the work, and a change changes the work and the hash", func(ctx SpecContext) {
+	It("follows an AddOnDeploymentConfig and the cluster's image mirrors: variables, placement, registries and namespace reach the work, and a change changes the work and the hash", func(ctx SpecContext) {
 		a := "adc-" + utilrand.String(5)
 		c := atCluster(ctx, "at-adc")
 		atAddOn(ctx, a, atDeployment(a))
@@ -382,6 +382,7 @@ var _ = Describe("addon template", func() {
 			}
 			adc.Spec.CustomizedVariables[0].Value = "5"
 			adc.Spec.AgentInstallNamespace = "hello-moved"
+			adc.Spec.Registries = nil
 			return hubCP.Client.Update(ctx, adc)
 		}).Should(Succeed())
 		second := atSpecHash(ctx, "AddOnDeploymentConfig", c.name, "cfg")
@@ -391,6 +392,13 @@ var _ = Describe("addon template", func() {
 		Expect(d.Namespace).To(Equal("hello-moved"))
 		Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--log-level=5"))
 		Eventually(atMCA(ctx, c.name, a)).Should(HaveField("Status.Namespace", "hello-moved"))
+		Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("quay.io/example/hello:v1"))
+
+		By("mirroring the cluster's images with its annotation")
+		Expect(updateCluster(ctx, hubCP.Client, c.name, func(mc *clusterv1.ManagedCluster) {
+			mc.Annotations = map[string]string{addon.ImageRegistriesAnnotation: `{"registries":[{"source":"quay.io/example","mirror":"cluster-mirror.example.com"}]}`}
+		})).To(Succeed())
+		Eventually(func() string { return atDeploymentOf(work()).Spec.Template.Spec.Containers[0].Image }).Should(Equal("cluster-mirror.example.com/hello:v1"))
 	})
 
 	It("runs the pre-delete hook when the add-on is removed, and lets the ManagedClusterAddOn go once the hook succeeded", func(ctx SpecContext) {

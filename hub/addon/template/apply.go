@@ -61,24 +61,29 @@ func (r *Reconciler) deployWorks(ctx context.Context, s *state) (bool, error) {
 		set(metav1.ConditionFalse, ReasonManifestApplyFailed, err.Error())
 		return true, err
 	}
-	if len(s.deploy) == 0 {
-		set(metav1.ConditionTrue, ReasonManifestApplied, MessageNoManifest)
-		return false, nil
+	status, reason, msg := manifestApplied(s.deploy, s.works, s.written)
+	set(status, reason, msg)
+	return false, nil
+}
+
+// manifestApplied is ManifestApplied once the deploy works were written:
+// False when a work reports, for the generation it holds, that it is not
+// applied; else True. A work written in this pass has no status of its own
+// yet, so an older False is not held against it.
+func manifestApplied(deploy []*workv1.ManifestWork, works map[string]*workv1.ManifestWork, written map[string]bool) (metav1.ConditionStatus, string, string) {
+	if len(deploy) == 0 {
+		return metav1.ConditionTrue, ReasonManifestApplied, MessageNoManifest
 	}
-	for _, d := range s.deploy {
-		w := s.works[d.Name]
-		if w == nil || s.written[d.Name] {
+	for _, d := range deploy {
+		w := works[d.Name]
+		if w == nil || written[d.Name] {
 			continue
 		}
-		// A False of an older generation is stale: the work's agent has not
-		// reported on what it holds now.
 		if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied); c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == w.Generation {
-			set(metav1.ConditionFalse, ReasonManifestAppliedFailed, fmt.Sprintf("ManifestWork %s is not applied: %s", w.Name, c.Message))
-			return false, nil
+			return metav1.ConditionFalse, ReasonManifestAppliedFailed, fmt.Sprintf("ManifestWork %s is not applied: %s", w.Name, c.Message)
 		}
 	}
-	set(metav1.ConditionTrue, ReasonManifestApplied, MessageManifestApplied)
-	return false, nil
+	return metav1.ConditionTrue, ReasonManifestApplied, MessageManifestApplied
 }
 
 // ownedBy says whether w is controlled by s's MCA.
