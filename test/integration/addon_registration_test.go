@@ -49,6 +49,7 @@ var _ = Describe("addon registration", Ordered, func() {
 		c       string
 		opts    agent.Options
 		agentRC *rest.Config
+		running *runningAgent
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -61,7 +62,9 @@ var _ = Describe("addon registration", Ordered, func() {
 		opts.AddOnLeaseCheckInterval = time.Second
 		env.storeBootstrapSecret(ctx, opts.Namespace, bootstrapKubeconfig(hubCP.URL, hubCP.CAData, env.token))
 		deleteClusterAfterSpec(c)
-		startAgent(opts)
+		running = startAgentUnmanaged(opts)
+		// The agent the container ends with, which a spec may have restarted.
+		DeferCleanup(func() { running.stop() })
 		acceptAgent(ctx, c)
 		Eventually(clusterCondition(ctx, c, clusterv1.ManagedClusterConditionJoined)).Should(HaveField("Status", metav1.ConditionTrue))
 		Eventually(func() string { return getCluster(ctx, c).Annotations[identity.AcceptedAgentAnnotation] }).ShouldNot(BeEmpty())
@@ -231,6 +234,31 @@ var _ = Describe("addon registration", Ordered, func() {
 			_, err := env.spoke.Kube.CoreV1().Secrets(ns).Get(ctx, a+"-hub-kubeconfig", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).Should(BeTrue())
+	})
+
+	It("deletes, when it starts, the Secrets of an add-on that went while it was stopped", func(ctx SpecContext) {
+		a := newClusterName("away")
+		ns := "install-" + a
+		Expect(hubCP.Client.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{
+			ObjectMeta: metav1.ObjectMeta{Name: a, Annotations: map[string]string{addon.LifecycleAnnotation: addon.LifecycleSelf}},
+		})).To(Succeed())
+		DeferCleanup(deleteHubObject, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: a}})
+		createAddOnNamespace(ctx, env, ns)
+		createMCA(ctx, c, a, ns)
+		subject := addonv1alpha1.Subject{User: addon.AgentUser(c, a, "agent"), Groups: addon.AgentGroups(c, a)}
+		writeAddOnManagerStatus(ctx, c, a, ns, addonv1alpha1.RegistrationConfig{SignerName: addon.KubeAPIServerClientSigner, Subject: subject})
+		Eventually(func() []certificatesv1.CertificateSigningRequest { return addOnCSRs(ctx, c, a) }).Should(HaveLen(1))
+		approveAsManager(ctx, addOnCSRs(ctx, c, a)[0].Name)
+		waitForAddOnSecret(ctx, env, ns, a+"-hub-kubeconfig", subject.User)
+
+		running.stop()
+		Expect(hubCP.Client.Delete(ctx, getMCA(ctx, c, a))).To(Succeed())
+		Eventually(exists(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: a}})).Should(BeFalse())
+		running = startAgentUnmanaged(opts)
+		Eventually(func() bool {
+			_, err := env.spoke.Kube.CoreV1().Secrets(ns).Get(ctx, a+"-hub-kubeconfig", metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}, "60s").Should(BeTrue())
 	})
 
 	It("stops creating CSRs while ten of the add-on's are on the hub", func(ctx SpecContext) {
