@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/cli/cmd/accept"
+	"github.com/flotilla-io/flotilla/cli/cmd/addon"
 	"github.com/flotilla-io/flotilla/cli/cmd/clusterset"
 	"github.com/flotilla-io/flotilla/cli/cmd/console"
 	"github.com/flotilla-io/flotilla/cli/cmd/create"
@@ -110,7 +111,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g)} {
+	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), addon.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g)} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}

@@ -35,13 +35,14 @@ func withDescribes(g *cmdutil.Globals, describe *cobra.Command) *cobra.Command {
   flotilla describe placement web -n apps
   flotilla describe clusterset default
   flotilla describe policy policy-namespace -n policies
-  flotilla describe serviceimport shop/web`
+  flotilla describe serviceimport shop/web
+  flotilla describe addon hello`
 	}
 	if describe.Long == "" {
 		describe.Long = "Show one object of the hub in detail: its spec, its status and conditions, and what it relates to."
 	}
 	describe.Use = "describe KIND NAME"
-	describe.AddCommand(newDescribeClusterCommand(g), newDescribeClusterSetCommand(g), newDescribePlacementCommand(g))
+	describe.AddCommand(newDescribeClusterCommand(g), newDescribeClusterSetCommand(g), newDescribePlacementCommand(g), newDescribeAddOnCommand(g))
 	return describe
 }
 

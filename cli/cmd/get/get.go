@@ -8,7 +8,7 @@ import (
 
 // NewCommand returns `flotilla get` with all its kinds.
 func NewCommand(g *cmdutil.Globals) *cobra.Command {
-	return withServiceGets(g, withPolicyGets(g, withPlacementGets(g, newGetCommand(g))))
+	return withAddOnGets(g, withServiceGets(g, withPolicyGets(g, withPlacementGets(g, newGetCommand(g)))))
 }
 
 // withPlacementGets adds `get clustersets` and `get placements` to the get command.
@@ -29,7 +29,8 @@ func newGetCommand(g *cmdutil.Globals) *cobra.Command {
   flotilla get placements -n apps
   flotilla get policies --matrix
   flotilla get serviceexports
-  flotilla get serviceimports --clusterset shop`,
+  flotilla get serviceimports --clusterset shop
+  flotilla get addons --clusters cluster1`,
 		// The kinds it gets and what it says of an unknown one come from
 		// its subcommands: see finishKindVerbs.
 		RunE: cmdutil.RunKindVerb,
