@@ -251,6 +251,15 @@ var _ = Describe("services hub", Ordered, func() {
 		Eventually(func() []string { return hubSvcClusters(hubSvcImport(ctx, setA, "merge")()) }).Should(Equal(hubSvcPair(c1.name+"=true/1", c2.name+"=true/1")))
 		imp := hubSvcImport(ctx, setA, "merge")()
 		Expect(imp.Spec.Type).To(Equal(mcsv1alpha1.ClusterSetIP), "the oldest export's type")
+		By("the hub's managed fields naming the list of clusters whole, not each cluster: every version kept in the watch caches carries them")
+		var fields []string
+		for _, f := range imp.ManagedFields {
+			if f.FieldsV1 != nil {
+				fields = append(fields, string(f.FieldsV1.Raw))
+			}
+		}
+		Expect(fields).To(ContainElement(ContainSubstring(`"f:clusters":{}`)))
+		Expect(fields).NotTo(ContainElement(ContainSubstring(`k:{"name"`)))
 		Expect(imp.Spec.Ports).To(Equal([]mcsv1alpha1.ServicePort{hubSvcTCP("tcp", 42), {Name: "stcp", Protocol: corev1.ProtocolSCTP, Port: 142}}),
 			"the union, the oldest export's tcp/42 kept over tcp/43")
 		for _, c := range []string{c1.name, c2.name} {

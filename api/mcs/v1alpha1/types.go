@@ -249,9 +249,11 @@ type ImportedServiceSpec struct {
 	// ServiceProperties are the merged properties: the union of the ports,
 	// every other property from the oldest export.
 	ServiceProperties `json:",inline"`
-	// clusters are the exporting clusters, by name, with their endpoints.
-	// +listType=map
-	// +listMapKey=name
+	// clusters are the exporting clusters, sorted by name, each once, with
+	// their endpoints. Atomic: the hub writes the list whole, and a list
+	// map would cost every version of every ImportedService kept in the
+	// hub's watch caches managed fields per exporting cluster.
+	// +listType=atomic
 	// +optional
 	Clusters []ImportedCluster `json:"clusters,omitempty"`
 }
