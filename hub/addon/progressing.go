@@ -109,14 +109,12 @@ func deployerWrote(mca *addonv1alpha1.ManagedClusterAddOn, t string) bool {
 // hashMap is the config-spec-hash annotation a deploy work carries for
 // refs: config key → desired spec hash; nil when a hash is missing.
 func hashMap(refs []addonv1alpha1.ConfigReference) map[string]string {
-	out := map[string]string{}
 	for _, r := range refs {
 		if r.DesiredConfig == nil || r.DesiredConfig.SpecHash == "" {
 			return nil
 		}
-		out[addon.ConfigKey(r.Group, r.Resource, r.DesiredConfig.Namespace, r.DesiredConfig.Name)] = r.DesiredConfig.SpecHash
 	}
-	return out
+	return addon.ConfigHashes(refs)
 }
 
 // workCarries says whether w was built from the desired configs: its

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 )
 
 // SpecHash is the spec hash of a config as OCM computes it, so that hub
@@ -27,4 +29,17 @@ func SpecHash(obj map[string]any) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// ConfigHashes is what ConfigSpecHashAnnotation holds for an add-on's
+// config references: each desired config's ConfigKey and its spec hash.
+// References without a desired config are left out.
+func ConfigHashes(refs []addonv1alpha1.ConfigReference) map[string]string {
+	m := map[string]string{}
+	for _, r := range refs {
+		if r.DesiredConfig != nil {
+			m[ConfigKey(r.Group, r.Resource, r.DesiredConfig.Namespace, r.DesiredConfig.Name)] = r.DesiredConfig.SpecHash
+		}
+	}
+	return m
 }

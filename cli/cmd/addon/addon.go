@@ -160,3 +160,15 @@ func placementNames(cma *addonv1alpha1.ClusterManagementAddOn) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// byHandOnly refuses, for the first of cmas installed by Placements, to
+// act on single clusters: consequence says what the hub would do, instead
+// what to do.
+func byHandOnly(cmas []*addonv1alpha1.ClusterManagementAddOn, consequence, instead string) error {
+	for _, cma := range cmas {
+		if byPlacements(cma) {
+			return fmt.Errorf("add-on %s is installed by Placements (%s): %s. %s", cma.Name, placementNames(cma), consequence, instead)
+		}
+	}
+	return nil
+}

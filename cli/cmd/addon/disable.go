@@ -65,11 +65,9 @@ func (o *disableOptions) run(ctx context.Context) error {
 	if o.placement != "" {
 		return o.disableByPlacement(ctx, c, cmas)
 	}
-	for _, cma := range cmas {
-		if byPlacements(cma) {
-			return fmt.Errorf("add-on %s is installed by Placements (%s): the hub would install it again on the clusters they choose. "+
-				"Disable it with --placement, or change the Placement's clusters", cma.Name, placementNames(cma))
-		}
+	if err := byHandOnly(cmas, "the hub would install it again on the clusters they choose",
+		"Disable it with --placement, or change the Placement's clusters"); err != nil {
+		return err
 	}
 	for _, cma := range cmas {
 		clusters := o.clusters

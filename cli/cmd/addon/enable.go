@@ -113,11 +113,9 @@ func (o *enableOptions) run(ctx context.Context, configs []addonv1alpha1.AddOnCo
 	if o.placement != "" {
 		return o.enableByPlacement(ctx, c, cmas)
 	}
-	for _, cma := range cmas {
-		if byPlacements(cma) {
-			return fmt.Errorf("add-on %s is installed by Placements (%s): the hub removes it from every cluster they do not choose. "+
-				"Enable it with --placement, or change its ClusterManagementAddOn's spec.installStrategy to Manual first", cma.Name, placementNames(cma))
-		}
+	if err := byHandOnly(cmas, "the hub removes it from every cluster they do not choose",
+		"Enable it with --placement, or change its ClusterManagementAddOn's spec.installStrategy to Manual first"); err != nil {
+		return err
 	}
 	if err := managedClusters(ctx, c, o.clusters); err != nil {
 		return err

@@ -35,13 +35,7 @@ func identifier(u *unstructured.Unstructured) workv1.ResourceIdentifier {
 // configSpecHash is the config-spec-hash annotation of mca's works: each
 // desired config's key and spec hash, "" when the MCA has no configs.
 func configSpecHash(mca *addonv1alpha1.ManagedClusterAddOn) string {
-	m := map[string]string{}
-	for _, ref := range mca.Status.ConfigReferences {
-		if ref.DesiredConfig == nil {
-			continue
-		}
-		m[addon.ConfigKey(ref.Group, ref.Resource, ref.DesiredConfig.Namespace, ref.DesiredConfig.Name)] = ref.DesiredConfig.SpecHash
-	}
+	m := addon.ConfigHashes(mca.Status.ConfigReferences)
 	if len(m) == 0 {
 		return ""
 	}
