@@ -16,6 +16,7 @@ import (
 	operatorv1 "github.com/flotilla-io/flotilla/api/operator/v1"
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
 	policyv1beta1 "github.com/flotilla-io/flotilla/api/policy/v1beta1"
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
@@ -29,6 +30,7 @@ var schemeBuilder = runtime.NewSchemeBuilder(
 	clusterv1beta1.AddToScheme,
 	clusterv1beta2.AddToScheme,
 	mcsv1alpha1.AddToScheme,
+	searchv1alpha1.AddToScheme,
 	multiclusterv1alpha1.AddToScheme,
 	operatorv1.AddToScheme,
 	policyv1.AddToScheme,
@@ -39,5 +41,6 @@ var schemeBuilder = runtime.NewSchemeBuilder(
 
 // AddToScheme adds the cluster, work, policy, add-on and operator types,
 // the SIG-Multicluster ones (multicluster, about) and the hub side of
-// multi-cluster services (mcs), to a scheme.
+// multi-cluster services (mcs) and the search index's config (search), to a
+// scheme.
 var AddToScheme = schemeBuilder.AddToScheme
