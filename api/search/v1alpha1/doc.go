@@ -4,7 +4,7 @@
 // SearchConfig is a hub object: which resource kinds every cluster's agent
 // indexes. The other types are not stored in etcd. Object, ChangeBatch,
 // ChangeAck and ObjectVersions are what an agent and the hub's search
-// endpoint exchange (under /apis/search.flotilla.io/v1alpha1/clusters/<c>/),
+// endpoint exchange (under /apis/search.flotilla.io/v1alpha1/ingest/<cluster>/),
 // and SearchResult is what a query returns.
 //
 // +kubebuilder:object:generate=true

@@ -137,7 +137,7 @@ type ObjectRef struct {
 }
 
 // ChangeBatch is what an agent posts to
-// /apis/search.flotilla.io/v1alpha1/clusters/<cluster>/changes: its
+// /apis/search.flotilla.io/v1alpha1/ingest/<cluster>/changes: its
 // cluster's objects created or changed, and deleted, since its last batch
 // that the hub acknowledged. Applying a batch twice changes nothing.
 type ChangeBatch struct {
@@ -160,7 +160,7 @@ type ChangeAck struct {
 }
 
 // ObjectVersions is the hub's answer to GET
-// /apis/search.flotilla.io/v1alpha1/clusters/<cluster>/versions?group=&resource=:
+// /apis/search.flotilla.io/v1alpha1/ingest/<cluster>/versions?group=&resource=:
 // the version of every object of that resource the index holds for the
 // cluster. An agent that starts compares it with what it lists and sends
 // only the difference.
