@@ -1,0 +1,22 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/flotilla-io/flotilla/hub/search/store"
+	"github.com/flotilla-io/flotilla/hub/search/store/sqlite"
+	"github.com/flotilla-io/flotilla/hub/search/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "search", "index.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
