@@ -113,3 +113,20 @@ func TestBadDSN(t *testing.T) {
 		t.Errorf("error %q: want a bad-DSN error that does not print the password", err)
 	}
 }
+
+// BenchmarkFleet: SEARCH_FLEET=1000x1000 go test -run '^$' -bench Fleet -benchtime 1x ./hub/search/store/postgres
+func BenchmarkFleet(b *testing.B) {
+	server := pgserver.New(b)
+	storetest.BenchmarkFleet(b, "postgres", func(b *testing.B) store.Store {
+		dsn, err := server.CreateDatabase(context.Background(), "fleet")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := postgres.Open(context.Background(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

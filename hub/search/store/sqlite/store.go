@@ -97,10 +97,39 @@ type writer struct {
 	ctx     context.Context
 	tx      *sql.Tx
 	cluster string
+	// stmts are the batch's statements, prepared once per batch.
+	stmts map[string]*sql.Stmt
+}
+
+func (w *writer) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.tx.PrepareContext(w.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if w.stmts == nil {
+		w.stmts = map[string]*sql.Stmt{}
+	}
+	w.stmts[query] = st
+	return st, nil
 }
 
 func (w *writer) exec(query string, args ...any) (sql.Result, error) {
-	return w.tx.ExecContext(w.ctx, query, args...)
+	st, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(w.ctx, args...)
+}
+
+func (w *writer) queryRow(query string, args ...any) *sql.Row {
+	st, err := w.stmt(query)
+	if err != nil {
+		return w.tx.QueryRowContext(w.ctx, query, args...)
+	}
+	return st.QueryRowContext(w.ctx, args...)
 }
 
 func (w *writer) upsert(o *searchv1alpha1.Object) error {
@@ -110,7 +139,7 @@ func (w *writer) upsert(o *searchv1alpha1.Object) error {
 	}
 	var id int64
 	var rv string
-	err = w.tx.QueryRowContext(w.ctx, "SELECT id, rv FROM objects WHERE cluster = ? AND uid = ?", w.cluster, row.UID).Scan(&id, &rv)
+	err = w.queryRow("SELECT id, rv FROM objects WHERE cluster = ? AND uid = ?", w.cluster, row.UID).Scan(&id, &rv)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		res, err := w.exec(`INSERT INTO objects (cluster, uid, grp, resource, kind, namespace, name, rv, status, owner_kind, owner_name, data)
@@ -162,7 +191,7 @@ func (w *writer) clear(id int64) error {
 
 func (w *writer) delete(uid string) error {
 	var id int64
-	err := w.tx.QueryRowContext(w.ctx, "SELECT id FROM objects WHERE cluster = ? AND uid = ?", w.cluster, uid).Scan(&id)
+	err := w.queryRow("SELECT id FROM objects WHERE cluster = ? AND uid = ?", w.cluster, uid).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

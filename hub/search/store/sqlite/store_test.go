@@ -20,3 +20,15 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+// BenchmarkFleet: SEARCH_FLEET=1000x1000 go test -run '^$' -bench Fleet -benchtime 1x ./hub/search/store/sqlite
+func BenchmarkFleet(b *testing.B) {
+	storetest.BenchmarkFleet(b, "sqlite", func(b *testing.B) store.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "index.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
