@@ -22,6 +22,7 @@ const (
 	WorkController         = "cluster-manager-work-controller"
 	WorkWebhook            = "cluster-manager-work-webhook"
 	PlacementController    = "cluster-manager-placement-controller"
+	AddOnManager           = "cluster-manager-addon-manager-controller"
 )
 
 // Lease timing: a component's Lease is renewed every renewInterval and
@@ -49,6 +50,7 @@ func (r *Reconciler) components() []component {
 		{RegistrationWebhook, "the admission policies the flotilla-hub process installs, enforced by the API server (hub/registration)"},
 		{WorkController, "the ManifestWorkReplicaSet controller of the flotilla-hub process (hub/workreplicaset)"},
 		{PlacementController, "the placement controllers of the flotilla-hub process (hub/placement)"},
+		{AddOnManager, "the add-on manager of the flotilla-hub process (hub/addon, hub/addon/template, hub/addon/registration)"},
 	}
 	if r.WorkWebhook {
 		cs = append(cs, component{WorkWebhook, "the ManifestWork admission webhook the flotilla-hub process serves"})
@@ -58,7 +60,7 @@ func (r *Reconciler) components() []component {
 
 // componentNames are the names clusteradm reads, whether or not this hub
 // runs them: a name it cannot find fails the whole command.
-var componentNames = []string{RegistrationController, RegistrationWebhook, WorkController, WorkWebhook, PlacementController}
+var componentNames = []string{RegistrationController, RegistrationWebhook, WorkController, WorkWebhook, PlacementController, AddOnManager}
 
 // componentResources are the related resources of the components: the
 // Leases the hub keeps in its namespace. None is a Deployment: the hub

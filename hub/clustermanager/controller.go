@@ -128,6 +128,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if staleAddOnGate(cm) {
+		patch := client.MergeFromWithOptions(cm.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		cm.Spec.AddOnManagerConfiguration = newClusterManager().Spec.AddOnManagerConfiguration
+		if err := r.Client.Patch(ctx, cm, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("say in ClusterManager %s that the hub runs the add-on manager: %w", Name, err)
+		}
+	}
 	list, err := r.CRDs.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list CRDs: %w", err)
@@ -161,12 +168,26 @@ func newClusterManager() *operatorv1.ClusterManager {
 				WorkDriver:   "kube",
 				FeatureGates: []operatorv1.FeatureGate{{Feature: "ManifestWorkReplicaSet", Mode: "Enable"}},
 			},
-			// The hub serves the add-on APIs but runs no add-on manager.
+			// The hub runs the add-on manager (hub/addon).
 			AddOnManagerConfiguration: &operatorv1.AddOnManagerConfiguration{
-				FeatureGates: []operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Disable"}},
+				FeatureGates: []operatorv1.FeatureGate{{Feature: addOnManagementGate, Mode: "Enable"}},
 			},
 		},
 	}
+}
+
+// addOnManagementGate is OCM's feature gate of the add-on manager, which
+// clusteradm get hub-info reads.
+const addOnManagementGate = "AddonManagement"
+
+// staleAddOnGate says that cm still carries the spec an older hub wrote
+// when it ran no add-on manager: AddonManagement Disable and nothing else,
+// on an object Flotilla made. The hub runs one now, so the spec would
+// mislead clusteradm; a spec its users wrote is left alone.
+func staleAddOnGate(cm *operatorv1.ClusterManager) bool {
+	c := cm.Spec.AddOnManagerConfiguration
+	return cm.Labels["app.kubernetes.io/managed-by"] == "flotilla" && c != nil &&
+		slices.Equal(c.FeatureGates, []operatorv1.FeatureGate{{Feature: addOnManagementGate, Mode: "Disable"}})
 }
 
 // notEstablished lists the wanted CRDs that are absent or not served.

@@ -5,8 +5,9 @@
 // A Flotilla hub is not installed by OCM's operator, and reads no field of
 // the spec: the controller creates the object when it is missing, with a
 // spec that says what this hub runs (ManifestWorkReplicaSet on, the add-on
-// manager off: the hub serves the add-on APIs but installs no add-on), and
-// then leaves the spec to its users. It owns the status: the hub's CRDs as
+// manager on: AddonManagement Enable), and then leaves the spec to its
+// users, but for taking back the AddonManagement Disable that hubs before
+// the add-on manager wrote. It owns the status: the hub's CRDs as
 // related resources, and the conditions Applied (every CRD of the hub is
 // established), Progressing (False: nothing is being rolled out),
 // HubRegistrationDegraded and HubPlacementDegraded (False: those
@@ -16,7 +17,8 @@
 // OCM's operator does.
 //
 // clusteradm get hub-info looks up OCM's hub components by name among the
-// related resources (cluster-manager-registration-controller, ...) and
+// related resources (cluster-manager-registration-controller, ...,
+// cluster-manager-addon-manager-controller while AddonManagement is on) and
 // reads each as a Deployment; a name it cannot find fails the command.
 // Flotilla runs them in one process, so there is no Deployment to show:
 // each name is a Lease in the hub's namespace instead, which the leading

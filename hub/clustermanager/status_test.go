@@ -57,7 +57,8 @@ func TestStatus(t *testing.T) {
 	t.Run("every component clusteradm reads is named, none as a Deployment", func(t *testing.T) {
 		s := r.status(&operatorv1.ClusterManager{}, nil, true)
 		for _, name := range []string{"cluster-manager-registration-controller", "cluster-manager-registration-webhook",
-			"cluster-manager-work-controller", "cluster-manager-work-webhook", "cluster-manager-placement-controller"} {
+			"cluster-manager-work-controller", "cluster-manager-work-webhook", "cluster-manager-placement-controller",
+			"cluster-manager-addon-manager-controller"} {
 			i := slices.IndexFunc(s.RelatedResources, func(m operatorv1.RelatedResourceMeta) bool { return m.Name == name })
 			if i < 0 {
 				t.Errorf("no related resource %s: clusteradm get hub-info fails with 'resource name may not be empty'", name)
@@ -90,4 +91,32 @@ func TestStatus(t *testing.T) {
 			t.Errorf("LastTransitionTime %s, want %s", got, then)
 		}
 	})
+}
+
+// TestAddOnManagement: the spec says the add-on manager runs, and the
+// Disable an older hub wrote is taken back, not a spec of the hub's users.
+func TestAddOnManagement(t *testing.T) {
+	gates := newClusterManager().Spec.AddOnManagerConfiguration.FeatureGates
+	if !slices.Equal(gates, []operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Enable"}}) {
+		t.Errorf("a new ClusterManager's add-on manager gates %v, want AddonManagement Enable", gates)
+	}
+	ours := map[string]string{"app.kubernetes.io/managed-by": "flotilla"}
+	disabled := &operatorv1.AddOnManagerConfiguration{FeatureGates: []operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Disable"}}}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		config *operatorv1.AddOnManagerConfiguration
+		want   bool
+	}{
+		{"an older hub's Disable", ours, disabled, true},
+		{"Enable", ours, newClusterManager().Spec.AddOnManagerConfiguration, false},
+		{"no configuration", ours, nil, false},
+		{"a user's object", nil, disabled, false},
+		{"a user's further gates", ours, &operatorv1.AddOnManagerConfiguration{FeatureGates: append(slices.Clone(disabled.FeatureGates), operatorv1.FeatureGate{Feature: "Foo", Mode: "Enable"})}, false},
+	} {
+		cm := &operatorv1.ClusterManager{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: operatorv1.ClusterManagerSpec{AddOnManagerConfiguration: tc.config}}
+		if got := staleAddOnGate(cm); got != tc.want {
+			t.Errorf("%s: staleAddOnGate %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -185,7 +185,7 @@ func expectHubInfo(ctx SpecContext, kube kubernetes.Interface, c client.Client, 
 		cm := &operatorv1.ClusterManager{}
 		g.Expect(c.Get(ctx, client.ObjectKey{Name: "cluster-manager"}, cm)).To(Succeed())
 		names := hubInfoComponents(cm)
-		g.Expect(names).NotTo(ContainElement("cluster-manager-addon-manager-controller"), "the spec says no add-on manager runs")
+		g.Expect(names).To(ContainElement(clustermanager.AddOnManager), "the spec says the add-on manager runs")
 		for _, name := range names {
 			// clusteradm's lookup: the last related resource of that name,
 			// whose namespace and name it gets as a Deployment.

@@ -122,7 +122,16 @@ var _ = Describe("What clusteradm reads", func() {
 			operatorv1.RelatedResourceMeta{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Name: "managedclusters.cluster.open-cluster-management.io"},
 			operatorv1.RelatedResourceMeta{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Name: "managedclusteraddons.addon.open-cluster-management.io"},
 		))
-		Expect(cm.Spec.AddOnManagerConfiguration.FeatureGates).To(ContainElement(operatorv1.FeatureGate{Feature: "AddonManagement", Mode: "Disable"}))
+		Expect(cm.Spec.AddOnManagerConfiguration.FeatureGates).To(ContainElement(operatorv1.FeatureGate{Feature: "AddonManagement", Mode: "Enable"}))
+
+		By("a spec an older hub wrote, with the add-on manager off: the hub takes it back")
+		patch := client.MergeFrom(cm.DeepCopy())
+		cm.Spec.AddOnManagerConfiguration.FeatureGates = []operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Disable"}}
+		Expect(hubCP.Client.Patch(ctx, cm, patch)).To(Succeed())
+		Eventually(func(g Gomega) []operatorv1.FeatureGate {
+			g.Expect(hubCP.Client.Get(ctx, client.ObjectKey{Name: "cluster-manager"}, cm)).To(Succeed())
+			return cm.Spec.AddOnManagerConfiguration.FeatureGates
+		}).Should(Equal([]operatorv1.FeatureGate{{Feature: "AddonManagement", Mode: "Enable"}}))
 
 		By("deleting it: the hub puts it back")
 		uid := cm.UID
