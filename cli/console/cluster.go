@@ -30,6 +30,8 @@ type clusterData struct {
 	// Services are the cluster's multi-cluster services: its exports and
 	// its set's imports.
 	Services servicesData
+	// AddOns are the add-ons on the cluster.
+	AddOns clusterAddOns
 }
 
 // workView is one ManifestWork with its manifests' states.
@@ -84,6 +86,7 @@ func (s *server) cluster(r *http.Request) (*page, error) {
 		slices.SortFunc(d.Policies, func(a, b policyRow) int { return strings.Compare(a.Root, b.Root) })
 	}
 	d.Services = s.clusterServices(r.Context(), mc)
+	d.AddOns = s.clusterAddOnsOf(r.Context(), name)
 	evs, err := s.store.events(r.Context(), name)
 	if err != nil {
 		d.EventsError = err.Error()

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -55,7 +56,7 @@ func parsePages() (map[string]*pageTemplate, error) {
 		return nil, err
 	}
 	out := map[string]*pageTemplate{}
-	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "governance", "cell", "result", "confirm", "notfound"} {
+	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "addons", "addon", "governance", "cell", "result", "confirm", "notfound"} {
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -84,8 +85,11 @@ func (s *server) view(name string, build func(r *http.Request) (*page, error)) h
 // not-found page leads back to.
 var sectionOf = map[string]string{
 	"fleet": "fleet", "cluster": "fleet", "rollouts": "rollouts", "rollout": "rollouts",
-	"placements": "placements", "placement": "placements", "governance": "governance", "cell": "governance",
+	"placements": "placements", "placement": "placements", "addons": "addons", "addon": "addons", "governance": "governance", "cell": "governance",
 }
+
+// sectionTitle is a section's name where it is not its path's.
+var sectionTitle = map[string]string{"addons": "Add-ons"}
 
 // notFoundData is the model of the not-found page.
 type notFoundData struct {
@@ -99,7 +103,7 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request, section, msg s
 	if section == "" {
 		section = "fleet"
 	}
-	d := notFoundData{Message: msg, Back: "/" + section, BackTitle: strings.ToUpper(section[:1]) + section[1:]}
+	d := notFoundData{Message: msg, Back: "/" + section, BackTitle: cmp.Or(sectionTitle[section], strings.ToUpper(section[:1])+section[1:])}
 	s.renderStatus(w, r, "notfound", &page{Title: "Not found", Section: section, Data: d}, http.StatusNotFound)
 }
 
@@ -196,7 +200,7 @@ func stateOf(s string) badge {
 		return badge{s, "✔", "ok"}
 	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied", "Conflict":
 		return badge{s, "✖", "bad"}
-	case "Pending", "Progressing", "Paused", "Waiting":
+	case "Pending", "Progressing", "Paused", "Waiting", "Deleting":
 		return badge{s, "◐", "wait"}
 	case "", "—":
 		return badge{"—", "", "none"}

@@ -120,6 +120,8 @@ func newServer(o Options, st *store, n *notifier, port int) (*server, error) {
 	s.mux.HandleFunc("GET /rollouts/{ns}/{name}", s.view("rollout", s.rollout))
 	s.mux.HandleFunc("GET /placements", s.view("placements", s.placements))
 	s.mux.HandleFunc("GET /placements/{ns}/{name}", s.view("placement", s.placement))
+	s.mux.HandleFunc("GET /addons", s.view("addons", s.addOns))
+	s.mux.HandleFunc("GET /addons/{name}", s.view("addon", s.addOn))
 	s.mux.HandleFunc("GET /governance", s.view("governance", s.governance))
 	s.mux.HandleFunc("GET /governance/{ns}/{name}/{cluster}", s.view("cell", s.cell))
 	s.mux.HandleFunc("POST /actions/{action}", s.act)

@@ -45,7 +45,7 @@ var (
 	kindWorks         = kind{"ManifestWorks", workv1.GroupName, "manifestworks", true, &workv1.ManifestWork{}}
 	kindReplicaSets   = kind{"ManifestWorkReplicaSets", workv1alpha1.GroupName, "manifestworkreplicasets", true, &workv1alpha1.ManifestWorkReplicaSet{}}
 	kindPolicies      = kind{"Policies", policyv1.GroupName, "policies", true, &policyv1.Policy{}}
-	allKinds          = []kind{kindClusters, kindClusterSets, kindSetBindings, kindPlacements, kindDecisions, kindWorks, kindReplicaSets, kindPolicies, kindExports, kindImports}
+	allKinds          = []kind{kindClusters, kindClusterSets, kindSetBindings, kindPlacements, kindDecisions, kindWorks, kindReplicaSets, kindPolicies, kindExports, kindImports, kindCMAs, kindMCAs}
 	accessReviewLimit = 8
 )
 
