@@ -75,6 +75,12 @@ type Options struct {
 	// AddOnLeaseCheckInterval is how often the Lease of each add-on whose
 	// health the agent reports is read; 0 means 30 s, the contract's.
 	AddOnLeaseCheckInterval time.Duration
+	// AddOnInstallNamespaces, when set, are the only namespaces add-ons
+	// may be installed in: the agent writes their Secrets and reads their
+	// Leases there alone, and needs no access to other namespaces' Secrets
+	// (the agent chart grants exactly these). Empty: any namespace, which
+	// needs Secrets cluster-wide.
+	AddOnInstallNamespaces []string
 	// WorkResyncInterval is how often each ManifestWork is checked against
 	// the managed cluster besides the events that ask for it; 0 means
 	// work.DefaultResyncInterval.
@@ -132,6 +138,11 @@ func (o *Options) Validate() error {
 	if o.Namespace != "" {
 		if msgs := validation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("invalid namespace %q: %s", o.Namespace, strings.Join(msgs, "; ")))
+		}
+	}
+	for _, ns := range o.AddOnInstallNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("invalid add-on install namespace %q (--addon-install-namespaces): %s", ns, strings.Join(msgs, "; ")))
 		}
 	}
 	if o.SpokeAPIServerURL != "" {

@@ -2,8 +2,13 @@ package deploy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
@@ -119,12 +124,109 @@ func TestRenderErrors(t *testing.T) {
 		{AgentChart, AgentNamespace, map[string]any{"bootstrap": map[string]any{"create": false}}, "clusterName is required"},
 		{AgentChart, AgentNamespace, map[string]any{"clusterName": "c1"}, "hub.apiServer is required"},
 		{HubChart, "default", nil, "install flotilla-hub into namespace open-cluster-management-hub"},
+		{AgentChart, AgentNamespace, map[string]any{"clusterName": "c1", "hub": agentValues["hub"], "bootstrap": agentValues["bootstrap"],
+			"addons": map[string]any{"installNamespaces": []any{}}}, "addons.installNamespaces is empty"},
 	}
 	for _, tt := range tests {
 		_, err := Render(tt.chart, tt.ns, tt.values)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s with %v: error %v, want %q", tt.chart, tt.values, err, tt.want)
 		}
+	}
+}
+
+// TestRenderAddOns: the hub's add-on grants are the values' names and no
+// more, and the agent's add-on Secrets stay in the install namespaces.
+func TestRenderAddOns(t *testing.T) {
+	rules := func(objs []*unstructured.Unstructured, kind, ns string) []rbacv1.PolicyRule {
+		t.Helper()
+		var out []rbacv1.PolicyRule
+		for _, o := range objs {
+			if o.GetKind() == kind && o.GetNamespace() == ns && strings.Contains(o.GetName(), "flotilla") {
+				var r rbacv1.ClusterRole
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, r.Rules...)
+			}
+		}
+		return out
+	}
+	grants := func(rs []rbacv1.PolicyRule, group, resource, verb string) []string {
+		var names []string
+		for _, r := range rs {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				if len(r.ResourceNames) == 0 {
+					return []string{"*"}
+				}
+				names = append(names, r.ResourceNames...)
+			}
+		}
+		return names
+	}
+
+	hub, err := Render(HubChart, HubNamespace, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := rules(hub, "ClusterRole", "")
+	for _, g := range []struct{ group, resource, verb string }{
+		{"rbac.authorization.k8s.io", "clusterroles", "bind"},
+		{"rbac.authorization.k8s.io", "roles", "bind"},
+		{"certificates.k8s.io", "signers", "sign"},
+		{"certificates.k8s.io", "certificatesigningrequests/status", "update"},
+	} {
+		if got := grants(rs, g.group, g.resource, g.verb); got != nil {
+			t.Errorf("by default the hub may %s %s/%s %v", g.verb, g.group, g.resource, got)
+		}
+	}
+	if got := grants(rs, "addon.open-cluster-management.io", "addondeploymentconfigs", "watch"); got == nil {
+		t.Error("the hub may not watch AddOnDeploymentConfigs")
+	}
+
+	hub, err = Render(HubChart, HubNamespace, map[string]any{"addons": map[string]any{
+		"hubPermissions":  map[string]any{"clusterRoles": []any{"hello-hub"}, "roles": []any{"hello-ns"}},
+		"customSigners":   []any{"example.com/*"},
+		"configResources": []any{map[string]any{"group": "proxy.open-cluster-management.io", "resources": []any{"managedproxyconfigurations"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = rules(hub, "ClusterRole", "")
+	for _, g := range []struct {
+		group, resource, verb string
+		want                  []string
+	}{
+		{"rbac.authorization.k8s.io", "clusterroles", "bind", []string{"hello-hub"}},
+		{"rbac.authorization.k8s.io", "roles", "bind", []string{"hello-ns"}},
+		{"certificates.k8s.io", "signers", "approve", []string{"kubernetes.io/kube-apiserver-client", "example.com/*"}},
+		{"certificates.k8s.io", "signers", "sign", []string{"example.com/*"}},
+		{"certificates.k8s.io", "certificatesigningrequests/status", "update", []string{"*"}},
+		{"proxy.open-cluster-management.io", "managedproxyconfigurations", "watch", []string{"*"}},
+		{"addon.open-cluster-management.io", "addondeploymentconfigs", "watch", nil},
+	} {
+		if got := grants(rs, g.group, g.resource, g.verb); !slices.Equal(got, g.want) {
+			t.Errorf("the hub may %s %s/%s %v, want %v", g.verb, g.group, g.resource, got, g.want)
+		}
+	}
+
+	agent, err := Render(AgentChart, AgentNamespace, map[string]any{"clusterName": "c1", "hub": agentValues["hub"], "bootstrap": agentValues["bootstrap"],
+		"addons": map[string]any{"installNamespaces": []any{"addons-a", "addons-b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := grants(rules(agent, "ClusterRole", ""), "", "secrets", "list"); got != nil {
+		t.Errorf("the agent may list Secrets cluster-wide: %v", got)
+	}
+	for _, ns := range []string{"addons-a", "addons-b"} {
+		rs := rules(agent, "Role", ns)
+		if grants(rs, "", "secrets", "create") == nil || grants(rs, "coordination.k8s.io", "leases", "get") == nil {
+			t.Errorf("the agent may not write add-on Secrets and read Leases in %s: %v", ns, rs)
+		}
+	}
+	args := strings.Join(mustStrings(t, deployment(t, agent).Object, "spec", "template", "spec", "containers"), " ")
+	if !strings.Contains(args, "--addon-install-namespaces=addons-a,addons-b") {
+		t.Errorf("agent args %s, want --addon-install-namespaces=addons-a,addons-b", args)
 	}
 }
 

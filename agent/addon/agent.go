@@ -54,6 +54,12 @@ type Config struct {
 	RenewBefore time.Duration
 	// LeaseCheckInterval and LeaseGracePeriod: 0 means the defaults.
 	LeaseCheckInterval, LeaseGracePeriod time.Duration
+	// InstallNamespaces, when set, are the only namespaces add-ons may be
+	// installed in: the agent writes Secrets and reads Leases there alone,
+	// and looks for its Secrets in each of them instead of listing the
+	// cluster's Secrets, so that it needs no access to other namespaces'
+	// Secrets (the agent chart's addons.installNamespaces). Empty: any.
+	InstallNamespaces []string
 }
 
 // Agent registers one managed cluster's add-ons. Make one with New for the

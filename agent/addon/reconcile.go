@@ -50,6 +50,13 @@ func (r *runner) reconcile(ctx context.Context, name string) (time.Duration, err
 	after := secretCheckInterval
 	var errs []error
 	for i := range regs {
+		if why := r.installable(regs[i].secret.Namespace); why != "" {
+			meta.SetStatusCondition(&mca.Status.Conditions, metav1.Condition{
+				Type: addon.ConditionClusterCertificateRotated, Status: metav1.ConditionFalse,
+				Reason: addon.ReasonClientCertificateUpdateFailed, Message: why, ObservedGeneration: mca.Generation,
+			})
+			continue
+		}
 		d, cond, err := r.register(ctx, &regs[i])
 		if cond != nil {
 			cond.ObservedGeneration = mca.Generation
@@ -60,7 +67,7 @@ func (r *runner) reconcile(ctx context.Context, name string) (time.Duration, err
 			after = d
 		}
 	}
-	if mode := mca.Status.HealthCheck.Mode; mode == "" || mode == addon.HealthCheckModeLease {
+	if mode := mca.Status.HealthCheck.Mode; (mode == "" || mode == addon.HealthCheckModeLease) && r.installable(installNamespace(mca)) == "" {
 		cond, err := r.leaseCondition(ctx, name, installNamespace(mca))
 		if err != nil {
 			errs = append(errs, err)

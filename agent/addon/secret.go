@@ -224,13 +224,11 @@ func (r *runner) removeLeftovers(ctx context.Context, a string, regs []registrat
 	if seen && last == sig {
 		return nil
 	}
-	list, err := r.spoke.CoreV1().Secrets("").List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{addon.ClusterNameLabel: r.cfg.ClusterName, addon.AddOnNameLabel: a}.String(),
-	})
+	secrets, err := r.listSecrets(ctx, labels.Set{addon.ClusterNameLabel: r.cfg.ClusterName, addon.AddOnNameLabel: a}.AsSelector())
 	if err != nil {
 		return fmt.Errorf("list the add-on's Secrets: %w", err)
 	}
-	for _, s := range list.Items {
+	for _, s := range secrets {
 		if slices.Contains(keep, secretKey{Namespace: s.Namespace, Name: s.Name}) {
 			continue
 		}
@@ -254,12 +252,12 @@ func (r *runner) removeLeftovers(ctx context.Context, a string, regs []registrat
 func (r *runner) sweep(ctx context.Context) error {
 	own, _ := labels.NewRequirement(addon.ClusterNameLabel, selection.Equals, []string{r.cfg.ClusterName})
 	has, _ := labels.NewRequirement(addon.AddOnNameLabel, selection.Exists, nil)
-	list, err := r.spoke.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: labels.NewSelector().Add(*own, *has).String()})
+	secrets, err := r.listSecrets(ctx, labels.NewSelector().Add(*own, *has))
 	if err != nil {
 		return err
 	}
 	gone := map[string]bool{}
-	for _, s := range list.Items {
+	for _, s := range secrets {
 		gone[s.Labels[addon.AddOnNameLabel]] = true
 	}
 	for a := range gone {
@@ -269,6 +267,33 @@ func (r *runner) sweep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// listSecrets lists the Secrets that sel selects in the install
+// namespaces, or in every namespace when any may be one.
+func (r *runner) listSecrets(ctx context.Context, sel labels.Selector) ([]corev1.Secret, error) {
+	namespaces := r.cfg.InstallNamespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var out []corev1.Secret
+	for _, ns := range namespaces {
+		list, err := r.spoke.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list.Items...)
+	}
+	return out, nil
+}
+
+// installable says whether an add-on may be installed in namespace ns,
+// and if not, why, and how to change that.
+func (r *runner) installable(ns string) string {
+	if len(r.cfg.InstallNamespaces) == 0 || slices.Contains(r.cfg.InstallNamespaces, ns) {
+		return ""
+	}
+	return fmt.Sprintf("the add-on's install namespace %s is none of the agent's add-on namespaces %v: add it to the agent chart's addons.installNamespaces (flag --addon-install-namespaces), or install the add-on in one of those", ns, r.cfg.InstallNamespaces)
 }
 
 // kubeconfig is the kubeconfig reg's Secret holds, nil for custom signers.

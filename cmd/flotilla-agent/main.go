@@ -94,6 +94,7 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.StringVar(&opts.SpokeKubeconfig, "kubeconfig", "", "kubeconfig of the managed cluster (default: the in-cluster configuration)")
 	f.StringVar(&opts.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig file to join the hub with, instead of Secret "+agent.BootstrapSecretName)
 	f.StringSliceVar(&opts.HubServers, "hub-server", nil, "further address (host:port) of the hub's API server, for a hub of several members: dialled in turn when the hub kubeconfig's server does not answer; every member's serving certificate must name that server's host; repeatable or comma separated")
+	f.StringSliceVar(&opts.AddOnInstallNamespaces, "addon-install-namespaces", nil, "the only namespaces add-ons may be installed in: the agent writes their hub kubeconfig Secrets and reads their Leases there, and lists no Secrets elsewhere (default: any namespace, which needs Secrets cluster-wide); comma separated")
 	f.StringVar(&opts.SpokeAPIServerURL, "spoke-api-server-url", "", "API server URL reported to the hub in spec.managedClusterClientConfigs (default: the one in --kubeconfig)")
 	f.StringVar(&spokeCAFile, "spoke-ca-file", "", "CA bundle reported with --spoke-api-server-url (default: the one in --kubeconfig)")
 	f.Int32Var(&opts.LeaseDurationSeconds, "lease-duration-seconds", 60, "spec.leaseDurationSeconds of a ManagedCluster the agent creates; the hub's value rules afterwards")

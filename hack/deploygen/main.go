@@ -194,7 +194,7 @@ func lookup(m map[string]any, path []string) string {
 		return ""
 	}
 	s := strings.TrimSpace(string(data))
-	if strings.Contains(s, "\n") {
+	if _, list := v.([]any); list || strings.Contains(s, "\n") {
 		j, _ := yaml.YAMLToJSON(data)
 		return string(j)
 	}

@@ -18,8 +18,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,11 +35,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/agent"
+	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/deploy"
 	"github.com/flotilla-io/flotilla/hub"
+	"github.com/flotilla-io/flotilla/hub/addon/template"
 	hubpolicy "github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
+	"github.com/flotilla-io/flotilla/internal/addon"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -49,7 +58,12 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		// spec: the specs after the one that starts them use them.
 		stops []func()
 	)
-	const cluster = "charted"
+	const (
+		cluster = "charted"
+		// chartedAddOnRole is the ClusterRole the hub chart lets template
+		// add-ons bind their agents to (addons.hubPermissions.clusterRoles).
+		chartedAddOnRole = "charted-hello-hub"
+	)
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
@@ -75,6 +89,11 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		// below instead of the chart's, which names the in-cluster address.
 		objs, err := deploy.Render(deploy.HubChart, deploy.HubNamespace, map[string]any{
 			"createNamespace": true, "apiServer": "https://hub.charted.example:6443", "replicas": 2,
+			// The add-on grants the specs below use, and no more.
+			"addons": map[string]any{
+				"hubPermissions": map[string]any{"clusterRoles": []any{chartedAddOnRole}},
+				"customSigners":  []any{"charted.example.com/*"},
+			},
 			"webhook":                   map[string]any{"certificate": map[string]any{"certManager": map[string]any{"enabled": true, "issuerRef": map[string]any{"name": "charted-ca"}}}},
 			"podLabels":                 map[string]any{"team": "fleet"},
 			"serviceAccount":            map[string]any{"annotations": map[string]any{"iam.example.com/role": "fleet"}},
@@ -149,6 +168,7 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		})
 		Expect(err).NotTo(HaveOccurred())
 		var probe *corev1.Probe
+		var addOnNamespaces []string
 		for _, o := range objs {
 			switch {
 			case o.GetKind() == "Secret" && o.GetName() == agent.BootstrapSecretName:
@@ -162,8 +182,14 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 				d := &appsv1.Deployment{}
 				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
 				probe = d.Spec.Template.Spec.Containers[0].ReadinessProbe
+				for _, arg := range d.Spec.Template.Spec.Containers[0].Args {
+					if v, ok := strings.CutPrefix(arg, "--addon-install-namespaces="); ok {
+						addOnNamespaces = strings.Split(v, ",")
+					}
+				}
 			}
 		}
+		Expect(addOnNamespaces).To(Equal([]string{addon.DefaultInstallNamespace}), "the agent's Deployment names the chart's add-on install namespaces")
 		Expect(probe).NotTo(BeNil(), "the agent's Deployment has a readiness probe")
 		Expect(probe.HTTPGet).NotTo(BeNil())
 		applyRendered(ctx, spoke.Client, objs)
@@ -176,6 +202,10 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			SpokeKubeconfig: serviceAccountKubeconfig(ctx, spoke, agent.DefaultNamespace, "flotilla-agent"),
 			MetricsAddr:     "0",
 			HealthProbeAddr: fmt.Sprintf("127.0.0.1:%d", healthPort),
+			// The chart's flag; the Lease of an add-on is read every 2 s
+			// instead of 30 s.
+			AddOnInstallNamespaces:  addOnNamespaces,
+			AddOnLeaseCheckInterval: 2 * time.Second,
 		}
 		stops = append(stops, startAgentUnmanaged(opts).stop)
 		By("the agent answers its chart's readiness probe")
@@ -230,6 +260,162 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		Expect(spoke.Client.Get(ctx, client.ObjectKey{Name: "prod"}, &corev1.Namespace{})).To(Succeed())
 	})
 
+	It("runs a template add-on with the charts' identities: approved, registered, granted, applied and Available", func(ctx SpecContext) {
+		const a = "charted-hello"
+		hc := hubCluster.Client
+		// The listed role grants what the hub holds not itself (pods), so
+		// that only the chart's bind lets the hub grant it.
+		for _, role := range []*rbacv1.ClusterRole{
+			{ObjectMeta: metav1.ObjectMeta{Name: chartedAddOnRole}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "charted-greedy-hub"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}}},
+		} {
+			Expect(hc.Create(ctx, role)).To(Succeed())
+		}
+		chartedTemplateAddOn(ctx, hc, a, chartedAddOnRole)
+		chartedTemplateAddOn(ctx, hc, "charted-greedy", "charted-greedy-hub")
+		// clusteradm addon enable's ManagedClusterAddOns.
+		for _, name := range []string{a, "charted-greedy"} {
+			Expect(hc.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
+				ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name},
+				Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: addon.DefaultInstallNamespace},
+			})).To(Succeed())
+		}
+		mca := func(name string) func() *addonv1alpha1.ManagedClusterAddOn {
+			return func() *addonv1alpha1.ManagedClusterAddOn {
+				m := &addonv1alpha1.ManagedClusterAddOn{}
+				if err := hc.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, m); err != nil {
+					return nil
+				}
+				return m
+			}
+		}
+
+		By("the hub binds the listed role, approves the agent's CSR; the agent writes the Secret in the install namespace")
+		Eventually(mca(a), "60s").Should(haveAddOnCondition(addon.ConditionRegistrationApplied, metav1.ConditionTrue, template.ReasonSetPermissionApplied))
+		var secret *corev1.Secret
+		Eventually(func(g Gomega) {
+			var err error
+			secret, err = spoke.Kube.CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, addon.KubeconfigSecretName(a), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(secret.Data).To(HaveKey("kubeconfig"))
+		}, "60s").Should(Succeed())
+		Eventually(mca(a), "30s").Should(haveAddOnCondition(addon.ConditionClusterCertificateRotated, metav1.ConditionTrue, addon.ReasonClientCertificateUpdated))
+
+		By("the add-on's kubeconfig reaches what the listed role grants, in its cluster's namespace only")
+		kube := addOnClient(secret)
+		Eventually(func() error {
+			_, err := kube.CoreV1().Pods(cluster).List(ctx, metav1.ListOptions{})
+			return err
+		}, "30s").Should(Succeed())
+		_, err := kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "pods in another namespace: %v", err)
+
+		By("the agent applies the add-on's work, and the hub says it is Available")
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: addon.DefaultInstallNamespace, Name: a}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("cluster", cluster))
+		}, "60s").Should(Succeed())
+		Eventually(mca(a), "60s").Should(haveAddOnCondition(addon.ConditionAvailable, metav1.ConditionTrue, template.ReasonProbeAvailable))
+
+		By("a role the values do not list is not bound: the API server refuses the hub, and the add-on says so")
+		Eventually(mca("charted-greedy"), "60s").Should(And(
+			haveAddOnCondition(addon.ConditionRegistrationApplied, metav1.ConditionFalse, template.ReasonSetPermissionFailed),
+			WithTransform(func(m *addonv1alpha1.ManagedClusterAddOn) string {
+				return meta.FindStatusCondition(m.Status.Conditions, addon.ConditionRegistrationApplied).Message
+			}, ContainSubstring("forbidden"))))
+		err = hc.Get(ctx, client.ObjectKey{Namespace: cluster, Name: template.BindingName("charted-greedy", "ClusterRole")}, &rbacv1.RoleBinding{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the greedy add-on's RoleBinding: %v", err)
+	})
+
+	It("reports an add-on's health from its Lease, and registers nothing outside the chart's install namespaces", func(ctx SpecContext) {
+		hc := hubCluster.Client
+		// Framework add-ons of the test's own: their manager is the test,
+		// so the hub leaves them alone.
+		for _, name := range []string{"charted-leased", "charted-elsewhere"} {
+			Expect(hc.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{addon.LifecycleAnnotation: addon.LifecycleSelf}},
+			})).To(Succeed())
+		}
+		Expect(hc.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "charted-leased"},
+			Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: addon.DefaultInstallNamespace},
+		})).To(Succeed())
+		key := client.ObjectKey{Namespace: cluster, Name: "charted-leased"}
+		leased := func() *addonv1alpha1.ManagedClusterAddOn {
+			m := &addonv1alpha1.ManagedClusterAddOn{}
+			if err := hc.Get(ctx, key, m); err != nil {
+				return nil
+			}
+			return m
+		}
+		Eventually(leased, "30s").Should(haveAddOnCondition(addon.ConditionAvailable, metav1.ConditionUnknown, addon.ReasonLeaseNotFound))
+		By("the add-on renews its Lease in the install namespace")
+		now := metav1.NewMicroTime(time.Now())
+		Expect(spoke.Client.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: "charted-leased"},
+			Spec:       coordinationv1.LeaseSpec{LeaseDurationSeconds: ptr.To[int32](60), RenewTime: &now},
+		})).To(Succeed())
+		Eventually(leased, "30s").Should(haveAddOnCondition(addon.ConditionAvailable, metav1.ConditionTrue, addon.ReasonLeaseUpdated))
+
+		By("an add-on whose manager installs it in a namespace the chart does not name")
+		const elsewhere = "charted-elsewhere"
+		Expect(spoke.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: elsewhere}})).To(Succeed())
+		m := &addonv1alpha1.ManagedClusterAddOn{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: elsewhere},
+			Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: elsewhere},
+		}
+		Expect(hc.Create(ctx, m)).To(Succeed())
+		m.Status.Namespace = elsewhere
+		m.Status.Registrations = []addonv1alpha1.RegistrationConfig{{SignerName: addon.KubeAPIServerClientSigner,
+			Subject: addonv1alpha1.Subject{User: addon.AgentUser(cluster, elsewhere, elsewhere), Groups: addon.AgentGroups(cluster, elsewhere)}}}
+		Expect(hc.Status().Update(ctx, m)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hc.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+			c := meta.FindStatusCondition(m.Status.Conditions, addon.ConditionClusterCertificateRotated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring("addons.installNamespaces"))
+		}, "30s").Should(Succeed())
+		csrs := &certificatesv1.CertificateSigningRequestList{}
+		Expect(hc.List(ctx, csrs, client.MatchingLabels{addon.AddOnNameLabel: elsewhere})).To(Succeed())
+		Expect(csrs.Items).To(BeEmpty(), "the agent asks for no certificate it could not keep")
+	})
+
+	It("grants the add-on permissions the values name, and no more", func(ctx SpecContext) {
+		hubSA := "system:serviceaccount:" + deploy.HubNamespace + ":flotilla-hub"
+		agentSA := "system:serviceaccount:" + agent.DefaultNamespace + ":flotilla-agent"
+		for _, check := range []struct {
+			on    *framework.ControlPlane
+			user  string
+			attr  authorizationv1.ResourceAttributes
+			allow bool
+		}{
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: chartedAddOnRole, Namespace: cluster}, true},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "cluster-admin", Namespace: cluster}, false},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "roles", Name: "any", Namespace: cluster}, false},
+			// Custom signers: the API server asks for the signer's name and
+			// for its domain's "<domain>/*"; the values name the latter.
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "sign", Group: "certificates.k8s.io", Resource: "signers", Name: "charted.example.com/*"}, true},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "approve", Group: "certificates.k8s.io", Resource: "signers", Name: "other.example.com/*"}, false},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "sign", Group: "certificates.k8s.io", Resource: "signers", Name: "kubernetes.io/kube-apiserver-client"}, false},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "list", Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs"}, true},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "list", Group: "proxy.open-cluster-management.io", Resource: "managedproxyconfigurations"}, false},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "secrets", Namespace: addon.DefaultInstallNamespace}, true},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: addon.DefaultInstallNamespace}, true},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "secrets", Namespace: "charted-elsewhere"}, false},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}, false},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: addon.DefaultInstallNamespace}, false},
+			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"}, false},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: check.user, Groups: []string{"system:serviceaccounts"}, ResourceAttributes: ptr.To(check.attr),
+			}}
+			Expect(check.on.Client.Create(ctx, sar)).To(Succeed())
+			Expect(sar.Status.Allowed).To(Equal(check.allow), "%s may %s %s/%s %s in %q: %v", check.user, check.attr.Verb, check.attr.Group, check.attr.Resource, check.attr.Name, check.attr.Namespace, sar.Status.Allowed)
+		}
+	})
+
 	It("grants neither ServiceAccount cluster-admin", func(ctx SpecContext) {
 		hubSA := "system:serviceaccount:" + deploy.HubNamespace + ":flotilla-hub"
 		agentSA := "system:serviceaccount:" + agent.DefaultNamespace + ":flotilla-agent"
@@ -270,6 +456,27 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		}
 	})
 })
+
+// chartedTemplateAddOn declares template add-on a on the hub c: a ConfigMap
+// in the install namespace, a kubeClient registration whose agent the
+// template binds to ClusterRole role in its cluster's namespace.
+func chartedTemplateAddOn(ctx SpecContext, c client.Client, a, role string) {
+	GinkgoHelper()
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + a + `","namespace":"` + addon.DefaultInstallNamespace + `"},"data":{"cluster":"{{CLUSTER_NAME}}"}}`
+	Expect(c.Create(ctx, &addonv1alpha1.AddOnTemplate{ObjectMeta: metav1.ObjectMeta{Name: a + "-0.1.0"}, Spec: addonv1alpha1.AddOnTemplateSpec{
+		AddonName: a,
+		AgentSpec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(cm)}}}}},
+		Registration: []addonv1alpha1.RegistrationSpec{{Type: "KubeClient", KubeClient: &addonv1alpha1.KubeClientRegistrationConfig{
+			HubPermissions: []addonv1alpha1.HubPermissionConfig{{Type: "CurrentCluster", CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: role}}},
+		}}},
+	}})).To(Succeed())
+	Expect(c.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: a}, Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+		SupportedConfigs: []addonv1alpha1.ConfigMeta{
+			{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addon.Group, Resource: addon.ConfigResourceTemplates}, DefaultConfig: &addonv1alpha1.ConfigReferent{Name: a + "-0.1.0"}},
+		},
+		InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual},
+	}})).To(Succeed())
+}
 
 // applyRendered applies a chart's objects server-side, as helm or kubectl
 // apply --server-side would, waiting for CRDs to be served.

@@ -116,7 +116,8 @@ var _ = Describe("About API", func() {
 		Expect(err).NotTo(HaveOccurred())
 		var rbac []*unstructured.Unstructured
 		for _, o := range objs {
-			if slices.Contains([]string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}, o.GetKind()) {
+			// Namespace: the add-ons' install namespace, where the chart's Role is.
+			if slices.Contains([]string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}, o.GetKind()) {
 				rbac = append(rbac, o)
 			}
 		}
