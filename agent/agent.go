@@ -32,6 +32,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent/policy"
 	"github.com/flotilla-io/flotilla/agent/proxy"
 	"github.com/flotilla-io/flotilla/agent/registration"
+	"github.com/flotilla-io/flotilla/agent/search"
 	"github.com/flotilla-io/flotilla/agent/services"
 	"github.com/flotilla-io/flotilla/agent/spokeclient"
 	"github.com/flotilla-io/flotilla/agent/work"
@@ -122,6 +123,13 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Proxy {
 		sessionFuncs = append(sessionFuncs, runProxy(spokeConfig, opts))
 	}
+	if opts.Search {
+		searchAgent, err := search.New(search.Config{ClusterName: opts.ClusterName, Spoke: spokeConfig})
+		if err != nil {
+			return err
+		}
+		sessionFuncs = append(sessionFuncs, runSearch(searchAgent))
+	}
 	reg := registration.New(registration.Config{
 		ClusterName:           opts.ClusterName,
 		AgentID:               opts.AgentID,
@@ -179,6 +187,12 @@ func runServices(a *services.Agent) func(context.Context, registration.HubSessio
 // session lasts.
 func runAddOns(a *addon.Agent) func(context.Context, registration.HubSession) {
 	return restarting("addon", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config, s.Hub) })
+}
+
+// runSearch indexes the cluster's objects in the hub's search index for as
+// long as each hub session lasts.
+func runSearch(a *search.Agent) func(context.Context, registration.HubSession) {
+	return restarting("search", func(ctx context.Context, s registration.HubSession) error { return a.Run(ctx, s.Config) })
 }
 
 // restarting runs run for as long as each hub session lasts, starting it

@@ -106,6 +106,9 @@ type Options struct {
 	HealthProbeAddr string
 	// Proxy keeps the cluster proxy's tunnel open to the hub (agent/proxy).
 	Proxy bool
+	// Search indexes the cluster's objects in the hub's search index
+	// (agent/search).
+	Search bool
 	// ProxyUserPrefix and ProxyGroupPrefix begin the names hub users and
 	// groups have on the managed cluster through the proxy; empty means
 	// proxy.DefaultPrefix.

@@ -41,6 +41,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/proxy"
 	"github.com/flotilla-io/flotilla/hub/registration"
+	"github.com/flotilla-io/flotilla/hub/search"
 	"github.com/flotilla-io/flotilla/hub/services"
 	"github.com/flotilla-io/flotilla/hub/work"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
@@ -89,6 +90,14 @@ type Options struct {
 	// GCPercent is the Go collector's percent (GOGC); 0 leaves GOGC alone,
 	// or sets memlimit.DefaultGCPercent when it is not set.
 	GCPercent int
+	// SearchDatabase is the multi-cluster search index of the embedded
+	// control plane: empty is SQLite in its data directory, postgres://…
+	// a PostgreSQL database, search.Off none (see search.Open). A hub on
+	// --kubeconfig serves no search.
+	SearchDatabase string
+	// Search, when set, is the search endpoint whose cleanup runs in the
+	// manager (Run sets it from SearchDatabase).
+	Search *search.Server
 }
 
 // Info says where a running hub can be reached.
@@ -143,6 +152,9 @@ func Run(ctx context.Context, opts Options) error {
 		if !opts.Webhook.enabled() {
 			logger.Info("Not serving the ManifestWork admission webhook: give --webhook-cert-dir and --webhook-advertise-url to serve it from this process")
 		}
+		if opts.SearchDatabase != search.Off {
+			logger.Info("Not serving multi-cluster search: it is served by the embedded API server, which a hub on --kubeconfig does not run")
+		}
 	} else {
 		// A webhook port that is taken fails the start at once, not after
 		// the control plane has started and been stopped again.
@@ -152,6 +164,17 @@ func Run(ctx context.Context, opts Options) error {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
 		opts.Proxy = NewClusterProxy(ctx)
 		cpOpts := opts.ControlPlane
+		index, err := search.Open(ctx, opts.SearchDatabase, cpOpts.DataDir)
+		if err != nil {
+			return fmt.Errorf("open the search index: %w", err)
+		}
+		if index == nil {
+			logger.Info("Multi-cluster search is off (--search-database off)")
+		} else {
+			defer index.Close()
+			opts.Search = search.New(index, search.Options{})
+			cpOpts.Extensions = append(cpOpts.Extensions, opts.Search.Extension())
+		}
 		if cpOpts.BeforeControllers == nil {
 			// The CRDs installed before the controller manager need not
 			// be installed again below.
@@ -252,6 +275,11 @@ func StartManager(ctx context.Context, cfg *rest.Config, opts Options) (<-chan e
 	if opts.Proxy != nil {
 		if err := proxy.Setup(mgr, opts.Proxy.Server, opts.Proxy.handler); err != nil {
 			return nil, fmt.Errorf("set up the cluster proxy: %w", err)
+		}
+	}
+	if opts.Search != nil {
+		if err := opts.Search.Setup(mgr); err != nil {
+			return nil, fmt.Errorf("set up search: %w", err)
 		}
 	}
 	done := make(chan error, 1)

@@ -105,6 +105,7 @@ logged in one line and retried with a backoff of up to a minute.`,
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9446", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9447", "address of /healthz and /readyz (0 disables them)")
 	f.BoolVar(&opts.Proxy, "cluster-proxy", true, "keep a tunnel open to the hub so that hub users reach this cluster's API through the hub, as themselves under --proxy-user-prefix and --proxy-group-prefix")
+	f.BoolVar(&opts.Search, "search", true, "index this cluster's objects (the kinds the hub's SearchConfig default lists; Secrets and ConfigMaps by their metadata only) in the hub's multi-cluster search")
 	f.StringVar(&opts.ProxyUserPrefix, "proxy-user-prefix", agentproxy.DefaultPrefix, "prefix of the user name a hub user has on this cluster through the hub (never empty)")
 	f.StringVar(&opts.ProxyGroupPrefix, "proxy-group-prefix", agentproxy.DefaultPrefix, "prefix of the group names a hub user has on this cluster through the hub (never empty)")
 	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof/ and /debug/memory on the metrics address (not for exposed addresses: they reveal the process's internals)")

@@ -68,6 +68,9 @@ written while the controllers change hands. See docs/ha.md.`,
   flotilla-hub --data-dir /tmp/h
   kubectl --kubeconfig /tmp/h/admin.kubeconfig api-resources
 
+  # Keep the multi-cluster search index in PostgreSQL instead of the data directory:
+  flotilla-hub --data-dir /tmp/h --search-database 'postgres://flotilla@db.example.com:5432/search?sslmode=verify-full'
+
   # Make the hub reachable from other machines, also by a DNS name:
   flotilla-hub --bind-address 0.0.0.0 --advertise-address 192.0.2.10 --tls-san hub.example.com
 
@@ -161,6 +164,7 @@ written while the controllers change hands. See docs/ha.md.`,
 	f.StringVar(&member.ListenPeerURL, "etcd-listen-peer-url", "", "https://address:port this member listens on for its peers (default: every interface, on the port of --etcd-peer-url)")
 	f.StringVar(&member.InitialClusterState, "etcd-initial-cluster-state", controlplane.ClusterStateNew, "new when the members of --etcd-initial-cluster start for the first time together, existing for a member added to a running cluster (read only when the member has no data yet)")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "run the hub controllers against the cluster of this kubeconfig instead of an embedded control plane")
+	f.StringVar(&opts.SearchDatabase, "search-database", "", "multi-cluster search index: empty is SQLite at <data-dir>/search/index.db, postgres://user@host:port/db?sslmode=… a PostgreSQL database for large fleets and several hub members, off no search (a hub on --kubeconfig serves none)")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:9440", "address of the Prometheus /metrics endpoint (0 disables it)")
 	f.StringVar(&opts.HealthProbeAddr, "health-probe-bind-address", "127.0.0.1:9441", "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&opts.Webhook.BindAddress, "webhook-bind-address", "127.0.0.1", "address the ManifestWork admission webhook server listens on")

@@ -108,6 +108,7 @@ func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan erro
 		crds.CRDRESTOptionsGetter = uncachedGetter{crds.CRDRESTOptionsGetter, opts.Uncached}
 	}
 	applyExtensions(opts.Extensions, config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config)
+	serveExtensions(opts.Extensions, &config.Aggregator.GenericConfig.Config)
 	if opts.Admission != nil {
 		generic := config.KubeAPIs.ControlPlane.Generic
 		if generic.AdmissionControl == nil {
@@ -119,7 +120,7 @@ func runAPIServer(ctx context.Context, args []string, opts Options) (<-chan erro
 	done := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := runServer(ctx, config, opts.Extensions); err != nil {
+		if err := runServer(ctx, config); err != nil {
 			done <- err
 		}
 	}()
@@ -144,7 +145,7 @@ func (g uncachedGetter) GetRESTOptions(resource schema.GroupResource, example ru
 
 // runServer is the rest of app.Run: it builds the server chain from
 // config and serves until ctx ends.
-func runServer(ctx context.Context, config *app.Config, exts []Extension) error {
+func runServer(ctx context.Context, config *app.Config) error {
 	completed, err := config.Complete()
 	if err != nil {
 		return err
@@ -156,7 +157,6 @@ func runServer(ctx context.Context, config *app.Config, exts []Extension) error 
 	if err := addBootstrapHooks(server.GenericAPIServer); err != nil {
 		return err
 	}
-	serveExtensions(exts, server.GenericAPIServer)
 	prepared, err := server.PrepareRun()
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"net/http"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -16,6 +17,10 @@ type Extension struct {
 	Prefix string
 	// Handler serves requests under Prefix.
 	Handler http.Handler
+	// Serves, when set, says which requests under Prefix Handler serves;
+	// the others go on to the API server's own handlers (the custom
+	// resources of a group the extension shares).
+	Serves func(r *http.Request) bool
 	// LongRunning says which of its requests hold their connection open
 	// (watches, upgrades): the API server sets them no deadline and keeps
 	// them out of its in-flight limits.
@@ -27,8 +32,8 @@ type Extension struct {
 }
 
 // applyExtensions puts the extensions' authorizers and long-running checks
-// into the configs of every server of the chain; their handlers are added
-// once the chain is built (serveExtensions).
+// into the configs of every server of the chain; serveExtensions puts
+// their handlers in front of the outermost one's.
 func applyExtensions(exts []Extension, configs ...*genericapiserver.Config) {
 	for _, ext := range exts {
 		for _, c := range configs {
@@ -45,10 +50,28 @@ func applyExtensions(exts []Extension, configs ...*genericapiserver.Config) {
 	}
 }
 
-// serveExtensions adds the extensions' handlers to the outermost server,
-// the one whose filters every request passes.
-func serveExtensions(exts []Extension, s *genericapiserver.GenericAPIServer) {
-	for _, ext := range exts {
-		s.Handler.NonGoRestfulMux.HandlePrefix(ext.Prefix, ext.Handler)
+// serveExtensions puts the extensions' handlers into the outermost
+// server's handler chain, behind its filters (authentication, audit,
+// authorization: every request passes them) and in front of its path
+// mux. Not in the mux: the aggregator registers the prefix of every API
+// group version it serves there once the group is served, and the last
+// registration wins, so an extension under the prefix of a group that
+// also has custom resources (search.flotilla.io: SearchConfig) would be
+// replaced.
+func serveExtensions(exts []Extension, outermost *genericapiserver.Config) {
+	if len(exts) == 0 {
+		return
+	}
+	build := outermost.BuildHandlerChainFunc
+	outermost.BuildHandlerChainFunc = func(api http.Handler, c *genericapiserver.Config) http.Handler {
+		return build(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for _, ext := range exts {
+				if strings.HasPrefix(r.URL.Path, ext.Prefix) && (ext.Serves == nil || ext.Serves(r)) {
+					ext.Handler.ServeHTTP(w, r)
+					return
+				}
+			}
+			api.ServeHTTP(w, r)
+		}), c)
 	}
 }

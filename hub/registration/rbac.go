@@ -6,6 +6,7 @@ import (
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	mcsv1alpha1 "github.com/flotilla-io/flotilla/api/mcs/v1alpha1"
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
@@ -61,6 +62,9 @@ func clusterRole(c string) *rbacv1.ClusterRole {
 			{APIGroups: []string{clusterv1.GroupVersion.Group}, Resources: []string{"managedclusters/status"}, ResourceNames: named, Verbs: []string{"patch", "update"}},
 			{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
 			{APIGroups: []string{RegisterGroup}, Resources: []string{ManagedClustersResource + "/" + ClientCertificatesSubresource}, ResourceNames: named, Verbs: []string{RenewVerb}},
+			// Search: the agent reads which kinds to index from the one
+			// SearchConfig the hub reads (cluster-scoped, so granted here).
+			{APIGroups: []string{searchv1alpha1.GroupName}, Resources: []string{"searchconfigs"}, ResourceNames: []string{searchv1alpha1.DefaultConfigName}, Verbs: []string{"get", "list", "watch"}},
 		},
 	}
 }

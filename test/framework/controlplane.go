@@ -49,6 +49,17 @@ type ControlPlane struct {
 	Requests *RequestLog
 	// stopManager stops the hub controllers and cluster proxy (hubs only).
 	stopManager func()
+	// hubOptions are what the hub started with, again at Resume.
+	hubOptions []HubOption
+}
+
+// HubOption changes how a hub control plane starts: its API server's
+// options and its controllers'.
+type HubOption func(cp *controlplane.Options, h *hub.Options)
+
+// StartHub starts a hub control plane as Start does, with opts.
+func StartHub(ctx context.Context, opts ...HubOption) (*ControlPlane, error) {
+	return start(ctx, Hub, opts)
 }
 
 // Start starts a control plane in a new temporary data directory.
@@ -57,12 +68,16 @@ type ControlPlane struct {
 // of a busy machine may take it before the API server or etcd binds it:
 // such a start is tried again, in a new directory, a few times.
 func Start(ctx context.Context, role Role) (*ControlPlane, error) {
+	return start(ctx, role, nil)
+}
+
+func start(ctx context.Context, role Role, hubOptions []HubOption) (*ControlPlane, error) {
 	for attempt := 1; ; attempt++ {
 		dir, err := os.MkdirTemp("", "flotilla-test-")
 		if err != nil {
 			return nil, err
 		}
-		cp, err := StartIn(ctx, role, dir)
+		cp, err := startIn(ctx, role, dir, 0, hubOptions)
 		if err == nil {
 			return cp, nil
 		}
@@ -76,11 +91,11 @@ func Start(ctx context.Context, role Role) (*ControlPlane, error) {
 // StartIn starts a control plane on an existing data directory, as a
 // restart does.
 func StartIn(ctx context.Context, role Role, dir string) (*ControlPlane, error) {
-	return startIn(ctx, role, dir, 0)
+	return startIn(ctx, role, dir, 0, nil)
 }
 
 // startIn starts a control plane on dir, serving on port (0: a free one).
-func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlane, error) {
+func startIn(ctx context.Context, role Role, dir string, port int, hubOptions []HubOption) (*ControlPlane, error) {
 	opts := controlplane.Options{DataDir: dir, SecurePort: port}
 	proxyCtx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
 	var clusterProxy *hub.ClusterProxy
@@ -92,12 +107,16 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 		opts.Authorizer = requests.authorizer(opts.Authorizer)
 		opts = clusterProxy.Serve(opts)
 	}
+	hubOpts := hub.Options{MetricsAddr: "0", HealthProbeAddr: "0", Proxy: clusterProxy}
+	for _, o := range hubOptions {
+		o(&opts, &hubOpts)
+	}
 	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		stopProxy()
 		return nil, err
 	}
-	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy, Requests: requests}
+	c := &ControlPlane{ControlPlane: cp, Dir: dir, role: role, stopManager: stopProxy, Proxy: clusterProxy, Requests: requests, hubOptions: hubOptions}
 	if role == HubAPI {
 		if err := hub.Prepare(ctx, cp.Config, cp.URL); err != nil {
 			stopProxy()
@@ -117,7 +136,8 @@ func startIn(ctx context.Context, role Role, dir string, port int) (*ControlPlan
 			return nil, fmt.Errorf("prepare the hub's webhook server: %w", err)
 		}
 		mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done, err := hub.StartManager(mgrCtx, cp.Config, hub.Options{MetricsAddr: "0", HealthProbeAddr: "0", Webhook: webhook, Proxy: clusterProxy})
+		hubOpts.Webhook = webhook
+		done, err := hub.StartManager(mgrCtx, cp.Config, hubOpts)
 		if err != nil {
 			cancel()
 			stopProxy()
@@ -162,7 +182,7 @@ func (c *ControlPlane) Resume(ctx context.Context) (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's URL %s has no port: %w", c.URL, err)
 	}
-	return startIn(ctx, c.role, c.Dir, port)
+	return startIn(ctx, c.role, c.Dir, port, c.hubOptions)
 }
 
 // Stop stops the control plane and removes its data directory.
