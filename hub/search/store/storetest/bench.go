@@ -173,34 +173,48 @@ type sizer interface {
 // Measure times n fleet-wide queries of each kind against a store that
 // Load filled with clusters × perCluster objects: a label query (one app of
 // 200), a name search (a Pod's hash, a handful of objects) and an image
-// search (one app's image). Each asks for the first page of
-// store.DefaultLimit items.
+// search (one app's image), which have targets and come first in
+// Measurement.Queries, then a status query and a broad name search
+// (n/10 of it). Each asks for the first page of store.DefaultLimit items.
 func Measure(ctx context.Context, s store.Store, clusters, perCluster, n int) (Measurement, error) {
 	rng := rand.New(rand.NewPCG(47, 47))
 	pick := func() (int, int) { return rng.IntN(clusters), rng.IntN(perCluster/10) * 10 }
 	kinds := []struct {
 		name  string
 		query func() store.Query
+		// fewer divides n for a slow kind.
+		fewer int
 	}{
 		{"label query (app=<one of 200>)", func() store.Query {
 			r, _ := k8slabels.NewRequirement("app", selection.Equals, []string{fmt.Sprintf("app-%03d", rng.IntN(apps))})
 			return store.Query{Labels: k8slabels.Requirements{*r}}
-		}},
+		}, 1},
 		{"name search (part of a Pod's name)", func() store.Query {
 			c, i := pick()
 			return store.Query{NameContains: fmt.Sprintf("%06x-", fleetHash(c, i)&0xffffff)}
-		}},
+		}, 1},
 		{"image search (one app's image)", func() store.Query {
 			app := rng.IntN(apps)
 			return store.Query{Images: []string{fmt.Sprintf("/app-%03d:", app)}}
-		}},
+		}, 1},
+		// Two more for what they show, not for a target: a filter
+		// without a selective index of its own, and a substring that
+		// half the fleet's names contain (the worst case of a
+		// substring index: every match is read and sorted).
+		{"status query (CrashLoopBackOff, 0.7 %)", func() store.Query {
+			return store.Query{Statuses: []string{"CrashLoopBackOff"}, Kinds: []string{"Pod"}}
+		}, 1},
+		{"name search, broad (half the names)", func() store.Query {
+			return store.Query{NameContains: "app-1"}
+		}, 10},
 	}
 	var m Measurement
 	var mu sync.Mutex
 	for _, kind := range kinds {
 		l := Latencies{Name: kind.name}
 		total := 0
-		for range n {
+		runs := max(1, n/kind.fewer)
+		for range runs {
 			q := kind.query()
 			start := time.Now()
 			page, err := s.Query(ctx, q)
@@ -210,7 +224,7 @@ func Measure(ctx context.Context, s store.Store, clusters, perCluster, n int) (M
 			l.Times = append(l.Times, time.Since(start))
 			total += len(page.Items)
 		}
-		l.Matched = float64(total) / float64(n)
+		l.Matched = float64(total) / float64(runs)
 		mu.Lock()
 		m.Queries = append(m.Queries, l)
 		mu.Unlock()
@@ -235,7 +249,7 @@ func Print(w io.Writer, name string, l LoadResult, m Measurement) {
 	fmt.Fprintf(w, "search index (%s): %d objects\n", name, l.Objects)
 	fmt.Fprintf(w, "  ingest: %.1f s, %.0f objects/s (batches of %d, %d clusters at a time)\n", l.Duration.Seconds(), l.Rate(), batchSize, writers)
 	for _, q := range m.Queries {
-		fmt.Fprintf(w, "  %-38s p50 %7.1f ms   p99 %7.1f ms   (%d queries, %.0f items on the first page)\n",
+		fmt.Fprintf(w, "  %-40s p50 %7.1f ms   p99 %7.1f ms   (%d queries, %.0f items on the first page)\n",
 			q.Name, ms(q.Quantile(0.5)), ms(q.Quantile(0.99)), len(q.Times), q.Matched)
 	}
 	if m.Bytes > 0 && m.Objects > 0 {
