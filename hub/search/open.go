@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flotilla-io/flotilla/hub/search/store"
+	"github.com/flotilla-io/flotilla/hub/search/store/postgres"
 	"github.com/flotilla-io/flotilla/hub/search/store/sqlite"
 )
 
@@ -30,7 +31,7 @@ func Open(ctx context.Context, database, dataDir string) (store.Store, error) {
 		}
 		return sqlite.Open(ctx, IndexPath(dataDir))
 	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		return openPostgres(ctx, database)
+		return postgres.Open(ctx, database)
 	}
 	return nil, fmt.Errorf("--search-database %q: want empty (the embedded index in the data directory), postgres://user@host:port/database?sslmode=… or %s", redact(database), Off)
 }
