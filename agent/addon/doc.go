@@ -18,7 +18,11 @@
 //   - writes the issued certificate into Secret <a>-hub-kubeconfig
 //     (kubeClient, with a kubeconfig that reaches the hub as the agent does)
 //     or <a>-<signer>-client-cert (custom signers) in the install namespace,
-//     which it never creates: it waits until the add-on's work has made it;
+//     which it never creates: it waits until the add-on's work has made it.
+//     With Config.InstallNamespaces (the agent chart's
+//     addons.installNamespaces) it writes and looks for Secrets in those
+//     namespaces only, and an add-on installed elsewhere gets no CSR but
+//     ClusterCertificateRotated=False saying which value to change;
 //   - asks again when 20–25 % of the certificate's life is left (drawn per
 //     certificate), when the subject or the kubeconfig no longer match, or
 //     when the registration or install namespace changed (then the old

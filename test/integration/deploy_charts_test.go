@@ -273,13 +273,6 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 		}
 		chartedTemplateAddOn(ctx, hc, a, chartedAddOnRole)
 		chartedTemplateAddOn(ctx, hc, "charted-greedy", "charted-greedy-hub")
-		// clusteradm addon enable's ManagedClusterAddOns.
-		for _, name := range []string{a, "charted-greedy"} {
-			Expect(hc.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
-				ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name},
-				Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: addon.DefaultInstallNamespace},
-			})).To(Succeed())
-		}
 		mca := func(name string) func() *addonv1alpha1.ManagedClusterAddOn {
 			return func() *addonv1alpha1.ManagedClusterAddOn {
 				m := &addonv1alpha1.ManagedClusterAddOn{}
@@ -326,6 +319,45 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			}, ContainSubstring("forbidden"))))
 		err = hc.Get(ctx, client.ObjectKey{Namespace: cluster, Name: template.BindingName("charted-greedy", "ClusterRole")}, &rbacv1.RoleBinding{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the greedy add-on's RoleBinding: %v", err)
+	})
+
+	It("signs a template add-on's custom signer the values name with the template's CA, and approves no other", func(ctx SpecContext) {
+		hc := hubCluster.Client
+		caCert, caPEM, caKeyPEM := newRSACA()
+		Expect(hc.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: deploy.HubNamespace, Name: "charted-ca"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": caPEM, "tls.key": caKeyPEM}})).To(Succeed())
+		signed := func(a, signer string) {
+			chartedAddOn(ctx, hc, a, addonv1alpha1.RegistrationSpec{Type: "CustomSigner", CustomSigner: &addonv1alpha1.CustomSignerRegistrationConfig{
+				SignerName: signer, SigningCA: addonv1alpha1.SigningCARef{Name: "charted-ca"},
+			}})
+		}
+		signed("charted-signed", "charted.example.com/agents")
+		signed("charted-unlisted", "other.example.com/agents")
+
+		By("a signer of the listed domain: approved, signed, and the Secret in the install namespace")
+		var secret *corev1.Secret
+		Eventually(func(g Gomega) {
+			var err error
+			secret, err = spoke.Kube.CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, addon.CustomSignerSecretName("charted-signed", "charted.example.com/agents"), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(secret.Data).To(HaveKey("tls.crt"))
+		}, "60s").Should(Succeed())
+		Expect(storedCertificate(secret.Data).CheckSignatureFrom(caCert)).To(Succeed(), "signed by the template's CA")
+
+		By("a signer the values do not name: the API server refuses the hub's approval, and the CSR stays pending")
+		unlisted := func(g Gomega) []certificatesv1.CertificateSigningRequest {
+			csrs := &certificatesv1.CertificateSigningRequestList{}
+			g.Expect(hc.List(ctx, csrs, client.MatchingLabels{addon.AddOnNameLabel: "charted-unlisted"})).To(Succeed())
+			return csrs.Items
+		}
+		Eventually(unlisted, "60s").ShouldNot(BeEmpty())
+		Consistently(func(g Gomega) {
+			for _, csr := range unlisted(g) {
+				g.Expect(csr.Status.Conditions).To(BeEmpty(), "CSR %s", csr.Name)
+			}
+		}, "5s").Should(Succeed())
+		_, err := spoke.Kube.CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, addon.CustomSignerSecretName("charted-unlisted", "other.example.com/agents"), metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	})
 
 	It("reports an add-on's health from its Lease, and registers nothing outside the chart's install namespaces", func(ctx SpecContext) {
@@ -462,13 +494,20 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 // template binds to ClusterRole role in its cluster's namespace.
 func chartedTemplateAddOn(ctx SpecContext, c client.Client, a, role string) {
 	GinkgoHelper()
+	chartedAddOn(ctx, c, a, addonv1alpha1.RegistrationSpec{Type: "KubeClient", KubeClient: &addonv1alpha1.KubeClientRegistrationConfig{
+		HubPermissions: []addonv1alpha1.HubPermissionConfig{{Type: "CurrentCluster", CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: role}}},
+	}})
+}
+
+// chartedAddOn declares template add-on a with registration reg and a
+// ConfigMap, and enables it on cluster charted as clusteradm does.
+func chartedAddOn(ctx SpecContext, c client.Client, a string, reg addonv1alpha1.RegistrationSpec) {
+	GinkgoHelper()
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + a + `","namespace":"` + addon.DefaultInstallNamespace + `"},"data":{"cluster":"{{CLUSTER_NAME}}"}}`
 	Expect(c.Create(ctx, &addonv1alpha1.AddOnTemplate{ObjectMeta: metav1.ObjectMeta{Name: a + "-0.1.0"}, Spec: addonv1alpha1.AddOnTemplateSpec{
-		AddonName: a,
-		AgentSpec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(cm)}}}}},
-		Registration: []addonv1alpha1.RegistrationSpec{{Type: "KubeClient", KubeClient: &addonv1alpha1.KubeClientRegistrationConfig{
-			HubPermissions: []addonv1alpha1.HubPermissionConfig{{Type: "CurrentCluster", CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: role}}},
-		}}},
+		AddonName:    a,
+		AgentSpec:    workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(cm)}}}}},
+		Registration: []addonv1alpha1.RegistrationSpec{reg},
 	}})).To(Succeed())
 	Expect(c.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: a}, Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 		SupportedConfigs: []addonv1alpha1.ConfigMeta{
@@ -476,6 +515,10 @@ func chartedTemplateAddOn(ctx SpecContext, c client.Client, a, role string) {
 		},
 		InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual},
 	}})).To(Succeed())
+	Expect(c.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "charted", Name: a},
+		Spec:       addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: addon.DefaultInstallNamespace},
+	})).To(Succeed())
 }
 
 // applyRendered applies a chart's objects server-side, as helm or kubectl
