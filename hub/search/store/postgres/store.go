@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,7 +153,7 @@ func upsert(ctx context.Context, tx pgx.Tx, cluster string, rows []sqlq.Row) err
 			stale = append(stale, id)
 		}
 	}
-	if err := clear(ctx, tx, stale); err != nil {
+	if err := clearSide(ctx, tx, stale); err != nil {
 		return err
 	}
 	batch := &pgx.Batch{}
@@ -208,8 +210,8 @@ func upsert(ctx context.Context, tx pgx.Tx, cluster string, rows []sqlq.Row) err
 	return nil
 }
 
-// clear deletes objects' rows in the side tables.
-func clear(ctx context.Context, tx pgx.Tx, ids []int64) error {
+// clearSide deletes objects' rows in the side tables.
+func clearSide(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -237,7 +239,7 @@ func deleteUIDs(ctx context.Context, tx pgx.Tx, cluster string, refs []searchv1a
 	if err != nil {
 		return err
 	}
-	return clear(ctx, tx, ids)
+	return clearSide(ctx, tx, ids)
 }
 
 // Versions implements store.Store.
@@ -370,24 +372,32 @@ func (s *Store) Close() error {
 
 // wrap makes the errors of a server that does not answer wrap
 // store.ErrUnavailable; the server's own answers (a statement it refused)
-// do not.
+// and the store's own errors do not.
 func (s *Store) wrap(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, context.Canceled) {
+	case errors.Is(err, context.Canceled):
 		return err
+	case unavailable(err):
+		return fmt.Errorf("%w: PostgreSQL at %s: %w", store.ErrUnavailable, s.host, err)
 	}
+	return fmt.Errorf("search database at %s: %w", s.host, err)
+}
+
+func unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch {
-		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
-			strings.HasPrefix(pgErr.Code, "53"),                                 // insufficient resources
-			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutting down, starting
-			pgErr.Code == "40001", pgErr.Code == "40P01": // serialization failure, deadlock: try again
-			return fmt.Errorf("%w: PostgreSQL at %s: %w", store.ErrUnavailable, s.host, err)
-		}
-		return fmt.Errorf("search database at %s: %w", s.host, err)
+		return strings.HasPrefix(pgErr.Code, "08") || // connection exception
+			strings.HasPrefix(pgErr.Code, "53") || // insufficient resources
+			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || // shutting down, starting
+			pgErr.Code == "40001" || pgErr.Code == "40P01" // serialization failure, deadlock: try again
 	}
-	return fmt.Errorf("%w: PostgreSQL at %s: %w", store.ErrUnavailable, s.host, err)
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		// A connection pgx closed after a network error.
+		strings.Contains(err.Error(), "conn closed")
 }

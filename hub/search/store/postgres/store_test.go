@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -129,4 +130,24 @@ func BenchmarkFleet(b *testing.B) {
 		b.Cleanup(func() { _ = s.Close() })
 		return s
 	})
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	server := pgserver.New(t)
+	s := open(t, server)
+	_ = s.Close()
+	dsn := server.DSN(fmt.Sprintf("test%d", databases.Load()))
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "UPDATE search_schema SET version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = postgres.Open(ctx, dsn)
+	if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "schema version 99") {
+		t.Errorf("opening a database of schema version 99: %v, want an error naming the version", err)
+	}
 }
