@@ -274,6 +274,62 @@ var dialect = sqlq.Dialect{
 	},
 }
 
+// scanning is the dialect for a substring that many objects hold: read
+// the objects in the page's order and test each, which stops once the page
+// is full, rather than find every match in the trigram table and sort them.
+var scanning = sqlq.Dialect{
+	Placeholder: dialect.Placeholder,
+	NameContains: func(b *sqlq.Builder, s string) string {
+		return "instr(lower(o.name), " + b.Arg(s) + ") > 0"
+	},
+	ImageContains: func(b *sqlq.Builder, s string) string {
+		return "EXISTS (SELECT 1 FROM texts t WHERE t.rowid = o.id AND instr(t.images, " + b.Arg(s) + ") > 0)"
+	},
+}
+
+// broadMatches is how many objects holding a substring make scanning in
+// order cheaper than the trigram table: past it, a page of 500 is found
+// within a few tens of thousands of rows read in order.
+var broadMatches = 10000
+
+// broad says whether at least broadMatches objects have a name (column
+// "name") or an image ("images") that contains s.
+func (s *Store) broad(ctx context.Context, column, sub string) (bool, error) {
+	if column == "name" {
+		sub = strings.ToLower(sub)
+	}
+	var n int
+	err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM texts WHERE texts."+column+" GLOB ? LIMIT ?)",
+		"*"+globEscape(sub)+"*", broadMatches).Scan(&n)
+	return n >= broadMatches, s.wrap(err)
+}
+
+// dialectFor picks, per substring search of q, the trigram table or a scan
+// in order.
+func (s *Store) dialectFor(ctx context.Context, q store.Query) (sqlq.Dialect, error) {
+	d := dialect
+	if q.NameContains != "" {
+		broad, err := s.broad(ctx, "name", q.NameContains)
+		if err != nil {
+			return d, err
+		}
+		if broad {
+			d.NameContains = scanning.NameContains
+		}
+	}
+	for _, image := range q.Images {
+		broad, err := s.broad(ctx, "images", image)
+		if err != nil {
+			return d, err
+		}
+		if broad {
+			d.ImageContains = scanning.ImageContains
+			break
+		}
+	}
+	return d, nil
+}
+
 // globEscape makes GLOB's special characters match themselves.
 func globEscape(s string) string {
 	return strings.NewReplacer("[", "[[]", "*", "[*]", "?", "[?]").Replace(s)
@@ -284,6 +340,15 @@ func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	sel, err := sqlq.Build(dialect, q)
 	if err != nil || sel.Empty {
 		return store.Page{}, err
+	}
+	if q.NameContains != "" || len(q.Images) > 0 {
+		d, err := s.dialectFor(ctx, q)
+		if err != nil {
+			return store.Page{}, err
+		}
+		if sel, err = sqlq.Build(d, q); err != nil {
+			return store.Page{}, err
+		}
 	}
 	rows, err := s.read.QueryContext(ctx, sel.SQL, sel.Args...)
 	if err != nil {
