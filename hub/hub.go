@@ -34,6 +34,7 @@ import (
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	"github.com/flotilla-io/flotilla/api/install"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/hub/addon/conversion"
 	"github.com/flotilla-io/flotilla/hub/bootstrap"
 	"github.com/flotilla-io/flotilla/hub/bootstraptoken"
 	"github.com/flotilla-io/flotilla/hub/clusterset"
@@ -449,6 +450,7 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 	if opts.Webhook.enabled() {
 		work.SetupWebhook(mgr)
 		policy.SetupWebhook(mgr)
+		mgr.GetWebhookServer().Register(conversion.Path, conversion.Handler{})
 		if err := mgr.AddReadyzCheck("webhook", webhookReady(&opts.Webhook, mgr.GetWebhookServer().StartedChecker())); err != nil {
 			return nil, err
 		}

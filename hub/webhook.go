@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/hub/addon/conversion"
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
@@ -266,6 +269,9 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 	if err := policy.InstallWebhook(ctx, client, w.AdvertiseURL, w.Service, w.CABundle); err != nil {
 		return err
 	}
+	if err := conversion.Install(ctx, apiextensionsclient.NewForConfigOrDie(cfg), addOnConversion(w)); err != nil {
+		return err
+	}
 	if ns, name, ok := strings.Cut(w.Service, "/"); ok {
 		if err := work.InstallWebhookService(ctx, client, ns, name, w.CABundle); err != nil {
 			return err
@@ -283,6 +289,15 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 	}
 	w.registered.Store(true)
 	return nil
+}
+
+// addOnConversion is the add-on CRDs' conversion through the webhook
+// server w describes.
+func addOnConversion(w *WebhookOptions) *apiextensionsv1.CustomResourceConversion {
+	if ns, name, ok := strings.Cut(w.Service, "/"); ok {
+		return conversion.Webhook("", &apiextensionsv1.ServiceReference{Namespace: ns, Name: name}, w.CABundle)
+	}
+	return conversion.Webhook(w.AdvertiseURL, nil, w.CABundle)
 }
 
 // webhookProbeName names the ManifestWork that webhookCalled creates with

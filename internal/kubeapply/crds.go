@@ -79,9 +79,19 @@ func withDefaults(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv
 
 // mutateCRD brings got's spec, and the labels and annotations want has,
 // in line with want, and reports whether that changed anything.
+//
+// A conversion webhook that got has and want does not (want's strategy is
+// None) is kept: the hub sets it once its webhook server answers
+// (hub/addon/conversion), and installing the CRDs again at the next start
+// must not take it away in between.
 func mutateCRD(got, want *apiextensionsv1.CustomResourceDefinition) (changed bool) {
-	changed = !equality.Semantic.DeepEqual(got.Spec, want.Spec)
-	got.Spec = want.Spec
+	spec := want.Spec
+	if c := got.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter &&
+		(spec.Conversion == nil || spec.Conversion.Strategy == apiextensionsv1.NoneConverter) {
+		spec.Conversion = c
+	}
+	changed = !equality.Semantic.DeepEqual(got.Spec, spec)
+	got.Spec = spec
 	for k, v := range want.Labels {
 		changed = changed || got.Labels[k] != v
 		metav1.SetMetaDataLabel(&got.ObjectMeta, k, v)
