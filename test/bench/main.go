@@ -49,6 +49,7 @@ var scenarios = []scenario{
 	{"ha", benchHA},
 	{"ha-members", benchMembers},
 	{"services", benchServices},
+	{"addons", benchAddons},
 	{"search", benchSearch},
 }
 
