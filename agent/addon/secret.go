@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"slices"
 	"time"
@@ -58,7 +59,14 @@ func (r *runner) register(ctx context.Context, reg *registration) (time.Duration
 	now := time.Now()
 	why, deadline := secretProblem(secret, reg, r.cfg.ClusterName, want, r.cfg.RenewBefore, now)
 	if why == "" {
-		return time.Until(deadline) + time.Second, nil, nil
+		// Said again while the Secret holds a good certificate: a status
+		// write that failed after the Secret was stored (a conflict with
+		// the hub's own write) must not leave the condition unsaid.
+		var cond *metav1.Condition
+		if cert, err := checkPair(secret.Data[keyCert], secret.Data[keyKey], reg); err == nil {
+			cond = rotated(cert)
+		}
+		return time.Until(deadline) + time.Second, cond, nil
 	}
 
 	r.mu.Lock()
@@ -130,10 +138,16 @@ func (r *runner) store(ctx context.Context, reg *registration, p *pendingCSR, ce
 	}
 	r.setPending(reg.secret, nil)
 	klog.FromContext(ctx).Info("Stored the add-on's certificate", "secret", reg.secret.String(), "notAfter", cert.NotAfter)
-	return time.Until(rotationDeadline(cert, r.cfg.RenewBefore)) + time.Second, &metav1.Condition{
+	return time.Until(rotationDeadline(cert, r.cfg.RenewBefore)) + time.Second, rotated(cert), nil
+}
+
+// rotated is the ClusterCertificateRotated condition of a Secret holding
+// cert.
+func rotated(cert *x509.Certificate) *metav1.Condition {
+	return &metav1.Condition{
 		Type: addon.ConditionClusterCertificateRotated, Status: metav1.ConditionTrue, Reason: addon.ReasonClientCertificateUpdated,
 		Message: fmt.Sprintf("client certificate rotated starting from %s to %s", cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339)),
-	}, nil
+	}
 }
 
 func failed(msg string) *metav1.Condition {

@@ -127,6 +127,17 @@ var _ = Describe("addon registration", Ordered, func() {
 		}).Should(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue), HaveField("Reason", addon.ReasonClientCertificateUpdated),
 			HaveField("Message", HavePrefix("client certificate rotated starting from "))))
 
+		By("saying so again when the condition was lost (a status write that failed after the Secret was stored)")
+		Eventually(func() error {
+			mca := getMCA(ctx, c, a)
+			meta.RemoveStatusCondition(&mca.Status.Conditions, addon.ConditionClusterCertificateRotated)
+			return hubCP.Client.Status().Update(ctx, mca)
+		}).Should(Succeed())
+		Eventually(func() *metav1.Condition {
+			return meta.FindStatusCondition(getMCA(ctx, c, a).Status.Conditions, addon.ConditionClusterCertificateRotated)
+		}).Should(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue), HaveField("Reason", addon.ReasonClientCertificateUpdated)))
+		Expect(storedCertificate(waitForAddOnSecret(ctx, env, ns, a+"-hub-kubeconfig", "").Data).SerialNumber).To(Equal(cert.SerialNumber), "asked for a new certificate instead")
+
 		By("reaching the hub with the kubeconfig as the add-on, with exactly the access granted to it")
 		grantConfigMapReader(ctx, c, user)
 		_, err = hubCP.Kube.CoreV1().ConfigMaps(c).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hello"}}, metav1.CreateOptions{})

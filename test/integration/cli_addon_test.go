@@ -207,6 +207,17 @@ var _ = Describe("cli addon", Ordered, func() {
 		res = run(ctx, "addon", "disable", "--names", "hello", "--placement", "addon-apps/prod")
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(res.Stdout).To(ContainSubstring("is not installed by Placement addon-apps/prod"))
+
+		By("installed by no Placement, an add-on is enabled by hand again, and its strategy becomes Manual")
+		res = run(ctx, "addon", "enable", "--names", "hello", "--clusters", "addon-c1")
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(res.Stderr).To(ContainSubstring("Add-on hello was installed by no Placement: its install strategy is Manual now."))
+		Expect(cma(ctx, "hello").Spec.InstallStrategy.Type).To(Equal(addonv1alpha1.AddonInstallStrategyManual))
+		Consistently(func() error {
+			return c.Get(ctx, client.ObjectKey{Namespace: "addon-c1", Name: "hello"}, &addonv1alpha1.ManagedClusterAddOn{})
+		}, "2s").Should(Succeed(), "the hub removed the add-on enabled by hand")
+		res = run(ctx, "addon", "disable", "--names", "hello", "--clusters", "addon-c1")
+		Expect(res.Code).To(Equal(0), res.Stderr)
 	})
 
 	It("disables add-ons on named clusters, or on every cluster, reporting clusters without them", func(ctx SpecContext) {

@@ -148,8 +148,11 @@ func placementExists(ctx context.Context, c *cmdutil.Clients, ns, name string) e
 }
 
 // byPlacements says whether the add-on's clusters are chosen by Placements.
+//
+// One typed Placements whose last Placement went (addon disable
+// --placement) is installed by none: it may be enabled by hand again.
 func byPlacements(cma *addonv1alpha1.ClusterManagementAddOn) bool {
-	return cma.Spec.InstallStrategy.Type == addonv1alpha1.AddonInstallStrategyPlacements
+	return cma.Spec.InstallStrategy.Type == addonv1alpha1.AddonInstallStrategyPlacements && len(cma.Spec.InstallStrategy.Placements) > 0
 }
 
 // placementNames lists the add-on's Placements as NAMESPACE/NAME.

@@ -121,6 +121,9 @@ func (o *enableOptions) run(ctx context.Context, configs []addonv1alpha1.AddOnCo
 		return err
 	}
 	for _, cma := range cmas {
+		if err := o.manual(ctx, c, cma); err != nil {
+			return err
+		}
 		for _, cluster := range o.clusters {
 			created, err := o.apply(ctx, c, cma.Name, cluster, configs)
 			if err != nil {
@@ -130,6 +133,32 @@ func (o *enableOptions) run(ctx context.Context, configs []addonv1alpha1.AddOnCo
 		}
 	}
 	o.Notef("See their state with: flotilla get addons %s", strings.Join(o.names, " "))
+	return nil
+}
+
+// manual makes the install strategy of an add-on that its last Placement
+// left (typed Placements, with none) Manual, so that the hub keeps the
+// ManagedClusterAddOns made by hand instead of removing them as chosen by
+// no Placement.
+func (o *enableOptions) manual(ctx context.Context, c *cmdutil.Clients, cma *addonv1alpha1.ClusterManagementAddOn) error {
+	if cma.Spec.InstallStrategy.Type != addonv1alpha1.AddonInstallStrategyPlacements {
+		return nil
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &addonv1alpha1.ClusterManagementAddOn{}
+		if err := c.Ctrl.Get(ctx, client.ObjectKey{Name: cma.Name}, cur); err != nil {
+			return err
+		}
+		if byPlacements(cur) {
+			return fmt.Errorf("add-on %s is installed by Placements (%s) now: enable it with --placement", cur.Name, placementNames(cur))
+		}
+		cur.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual}
+		return c.Ctrl.Update(ctx, cur)
+	})
+	if err != nil {
+		return cmdutil.Explain(err, c.Where, "update ClusterManagementAddOn "+cma.Name)
+	}
+	o.Notef("Add-on %s was installed by no Placement: its install strategy is Manual now.", cma.Name)
 	return nil
 }
 
