@@ -128,8 +128,11 @@ func (o *options) page(ctx context.Context, c *cmdutil.Clients, q, cont string) 
 	if cont != "" {
 		req = req.Param("continue", cont)
 	}
-	raw, err := req.Do(ctx).Raw()
+	res := req.Do(ctx)
+	// Error, not Raw's error, decodes the hub's Status.
+	raw, err := res.Raw()
 	if err != nil {
+		err = res.Error()
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("%s does not serve search: its index is off (flotilla-hub --search-database off) or the hub runs on an existing cluster (--kubeconfig); see docs/search.md", c.Where)
 		}

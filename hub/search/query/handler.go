@@ -12,12 +12,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/search/store"
@@ -190,6 +190,10 @@ func storeError(err error) *apierrors.StatusError {
 	return apierrors.NewInternalError(err)
 }
 
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err *apierrors.StatusError) {
-	responsewriters.ErrorNegotiated(err, scheme.Codecs, schema.GroupVersion{Group: searchResource.Group, Version: "v1alpha1"}, w, r)
+// fail answers a Status as the API server writes one (apiVersion v1), which
+// every client decodes whatever groups it knows.
+func (h *handler) fail(w http.ResponseWriter, _ *http.Request, err *apierrors.StatusError) {
+	st := err.Status()
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	responsewriters.WriteRawJSON(int(st.Code), st, w)
 }

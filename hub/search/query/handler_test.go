@@ -10,11 +10,14 @@ import (
 	"slices"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/search/store"
@@ -188,5 +191,23 @@ func TestResourcesForKubectl(t *testing.T) {
 	}
 	if w := serve(t, s, authz, "admin", search.ResourcesPrefix+"api/v1/namespaces/a/pods/nothing", nil); w.Code != http.StatusNotFound {
 		t.Errorf("get of a missing pod: %d %s", w.Code, w.Body)
+	}
+}
+
+// A client-go client shows the hub's message, not "the server rejected
+// our request for an unknown reason".
+func TestErrorsReachClientGo(t *testing.T) {
+	h := New(&memStore{}, grantsAuthz{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(apirequest.WithUser(r.Context(), &user.DefaultInfo{Name: "alice"})))
+	}))
+	defer srv.Close()
+	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = kube.Discovery().RESTClient().Get().AbsPath(search.SearchPath).Param("q", "kind=").Do(context.Background()).Error()
+	if want := `query term "kind=": kind= has no value: write kind=<value>`; !apierrors.IsBadRequest(err) || err.Error() != want {
+		t.Errorf("error %v, want a BadRequest %q", err, want)
 	}
 }
