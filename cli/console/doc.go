@@ -7,7 +7,10 @@
 // not at all. Views are Go templates rendered from those caches on each
 // request; every change an informer sees is announced to the open pages
 // over server-sent events, and a page then fetches its own view again and
-// swaps it in. Actions (accept, deny, pause, resume, inform/enforce) are
+// swaps it in. Search (the box in every page's header, /search?q=) is the
+// one view not read from the caches: it asks the hub's search index, with
+// the same credentials, so it lists the objects of the clusters the hub lets
+// the caller see. Actions (accept, deny, pause, resume, inform/enforce) are
 // form posts written with the same credentials, so the hub's RBAC and
 // admission decide, and a refusal shows the hub's message.
 //

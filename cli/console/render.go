@@ -26,6 +26,8 @@ type page struct {
 	Hidden []string
 	// CSRF is the session's token for action forms.
 	CSRF string
+	// Query fills the header's search box.
+	Query string
 	// Data is the view's own model.
 	Data any
 }
@@ -56,7 +58,7 @@ func parsePages() (map[string]*pageTemplate, error) {
 		return nil, err
 	}
 	out := map[string]*pageTemplate{}
-	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "addons", "addon", "governance", "cell", "result", "confirm", "notfound"} {
+	for _, name := range []string{"fleet", "cluster", "rollouts", "rollout", "placements", "placement", "addons", "addon", "governance", "cell", "search", "result", "confirm", "notfound"} {
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -85,7 +87,7 @@ func (s *server) view(name string, build func(r *http.Request) (*page, error)) h
 // not-found page leads back to.
 var sectionOf = map[string]string{
 	"fleet": "fleet", "cluster": "fleet", "rollouts": "rollouts", "rollout": "rollouts",
-	"placements": "placements", "placement": "placements", "addons": "addons", "addon": "addons", "governance": "governance", "cell": "governance",
+	"placements": "placements", "placement": "placements", "addons": "addons", "addon": "addons", "governance": "governance", "cell": "governance", "search": "search",
 }
 
 // sectionTitle is a section's name where it is not its path's.

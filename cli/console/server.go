@@ -124,6 +124,7 @@ func newServer(o Options, st *store, n *notifier, port int) (*server, error) {
 	s.mux.HandleFunc("GET /addons/{name}", s.view("addon", s.addOn))
 	s.mux.HandleFunc("GET /governance", s.view("governance", s.governance))
 	s.mux.HandleFunc("GET /governance/{ns}/{name}/{cluster}", s.view("cell", s.cell))
+	s.mux.HandleFunc("GET /search", s.view("search", s.search))
 	s.mux.HandleFunc("POST /actions/{action}", s.act)
 	s.mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		s.notFound(w, r, "", "The console has no page "+r.URL.Path+".")
