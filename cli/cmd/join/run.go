@@ -48,6 +48,7 @@ Accept the cluster by running on the hub:
 		MetricsAddr:           "0",
 		HealthProbeAddr:       "0",
 		Proxy:                 true,
+		Search:                true,
 	})
 	if ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a foreground agent
