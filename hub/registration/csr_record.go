@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -99,7 +100,33 @@ func (r *CSRReconciler) recordJoinedAgent(ctx context.Context, csr *certificates
 			"managedCluster", klog.KObj(cluster), "csr", csr.Name, "agent", agent, "requester", csr.Spec.Username)
 		return nil
 	}
-	return r.recordAgent(ctx, cluster, agent)
+	// Decided on this read: the cluster had neither an agent nor joined.
+	// A write that conflicts (the hub writes the cluster while it joins,
+	// Joined among it) is tried again on a fresh read as long as no agent
+	// is recorded: read again from the top, the cluster would look joined
+	// before agents were recorded, and its agent would stay unrecorded
+	// until its first renewal, refused meanwhile (its add-ons' CSRs among
+	// it).
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		switch current := cluster.Annotations[identity.AcceptedAgentAnnotation]; {
+		case current == agent:
+			return nil
+		case current != "":
+			logger.Info("Another agent of the joining cluster was recorded first", "managedCluster", klog.KObj(cluster), "agent", agent, "acceptedAgent", current)
+			return nil
+		}
+		err := r.recordAgent(ctx, cluster, agent)
+		if apierrors.IsConflict(err) {
+			// Read past the cache, which may not have the write yet,
+			// into a new object (recordAgent set the annotation on this one).
+			fresh := &clusterv1.ManagedCluster{}
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Name: c}, fresh); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			cluster = fresh
+		}
+		return err
+	})
 }
 
 // recordAgent writes agent as cluster's accepted agent, guarded by the

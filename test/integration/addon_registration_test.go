@@ -374,6 +374,21 @@ var _ = Describe("addon registration", Ordered, func() {
 		Eventually(func() []certificatesv1.CertificateSigningRequestCondition { return getCSR(ctx, own).Status.Conditions }).
 			Should(ContainElement(HaveField("Reason", addon.ReasonCSRAutoApproved)))
 	})
+
+	It("approves a CSR left pending for a ManagedClusterAddOn not made yet, once it is made", func(ctx SpecContext) {
+		a := newClusterName("late")
+		ns := "install-" + a
+		declareTemplateAddOn(ctx, a, ns, addonv1alpha1.RegistrationSpec{Type: "KubeClient"})
+		agentKube := kubernetes.NewForConfigOrDie(agentRC)
+		name, err := tryAddOnCSR(ctx, agentKube, c, a, addon.AgentUser(c, a, a+"-agent"), addon.AgentGroups(c, a))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() []string { return csrEventNotes(ctx, name) }).Should(ContainElement(ContainSubstring("has no ManagedClusterAddOn")))
+		Expect(getCSR(ctx, name).Status.Conditions).To(BeEmpty())
+
+		createMCA(ctx, c, a, ns)
+		Eventually(func() []certificatesv1.CertificateSigningRequestCondition { return getCSR(ctx, name).Status.Conditions }).
+			Should(ContainElement(HaveField("Reason", addon.ReasonCSRAutoApproved)))
+	})
 })
 
 // declareTemplateAddOn creates AddOnTemplate <a>-0.1.0, with a Deployment

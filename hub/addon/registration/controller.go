@@ -14,12 +14,16 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	"github.com/flotilla-io/flotilla/internal/addon"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 const (
@@ -51,7 +55,54 @@ func Setup(mgr manager.Manager) error {
 		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return isAddOnCSR(o)
 		}))).
+		// A CSR left pending for what was missing (the cluster's accepted
+		// agent not recorded yet, its ManagedClusterAddOn not made yet) is
+		// looked at again when it comes.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.pendingOf(func(o client.Object) (string, string) { return o.GetName(), "" })),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc: func(e event.CreateEvent) bool {
+					return e.Object.GetAnnotations()[identity.AcceptedAgentAnnotation] != ""
+				},
+				UpdateFunc:  func(e event.UpdateEvent) bool { return acceptedAgent(e.ObjectOld) != acceptedAgent(e.ObjectNew) },
+				DeleteFunc:  func(event.DeleteEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.pendingOf(func(o client.Object) (string, string) { return o.GetNamespace(), o.GetName() })),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return true },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				DeleteFunc:  func(event.DeleteEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
 		Complete(r)
+}
+
+func acceptedAgent(o client.Object) string {
+	return o.GetAnnotations()[identity.AcceptedAgentAnnotation]
+}
+
+// pendingOf maps an object to the pending add-on CSRs of the cluster and
+// add-on (every add-on when "") that key gives.
+func (r *Reconciler) pendingOf(key func(client.Object) (cluster, addOn string)) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		c, a := key(o)
+		sel := client.MatchingLabels{addon.ClusterNameLabel: c}
+		if a != "" {
+			sel[addon.AddOnNameLabel] = a
+		}
+		csrs := &certificatesv1.CertificateSigningRequestList{}
+		if err := r.Client.List(ctx, csrs, sel); err != nil {
+			klog.FromContext(ctx).Error(err, "Cannot list the add-on CSRs of a cluster", "managedCluster", c)
+			return nil
+		}
+		var reqs []reconcile.Request
+		for i := range csrs.Items {
+			if csr := &csrs.Items[i]; isAddOnCSR(csr) && len(csr.Status.Certificate) == 0 && !condition(csr, certificatesv1.CertificateDenied) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(csr)})
+			}
+		}
+		return reqs
+	}
 }
 
 // isAddOnCSR says whether o is a CSR of a cluster's add-on, by name and labels.
