@@ -37,7 +37,7 @@ var _ = Describe("flotilla console in headless Chromium: add-ons", func() {
 		}
 		admin := devClient(hub.Kubeconfig)
 
-		By("joining and accepting cluster1, whose admin made the add-ons' namespace")
+		By("joining and accepting cluster1, whose add-ons' namespace flotilla join makes, as the agent chart does")
 		join := joinInfo(onHub("init", "-o", "json"))
 		spoke, err := framework.Start(ctx, framework.Spoke)
 		Expect(err).NotTo(HaveOccurred())
@@ -45,7 +45,7 @@ var _ = Describe("flotilla console in headless Chromium: add-ons", func() {
 		startJoin(ctx, spoke, join.Token, join.URL, "cluster1")
 		res := onHub("accept", "--clusters", "cluster1", "--wait", "--timeout", "3m")
 		Expect(res.code).To(Equal(0), res.stderr)
-		Expect(spoke.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addon.DefaultInstallNamespace}})).To(Succeed())
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Name: addon.DefaultInstallNamespace}, &corev1.Namespace{})).To(Succeed())
 
 		By("declaring two template add-ons, hello and broken, and enabling both on cluster1")
 		for _, a := range []string{"hello", "broken"} {
