@@ -12,7 +12,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	addonv1alpha1 "github.com/flotilla-io/flotilla/api/addon/v1alpha1"
@@ -23,18 +22,7 @@ import (
 
 var _ = Describe("flotilla console in headless Chromium: add-ons", func() {
 	It("shows a template add-on on its cluster turning Available live, with its registration, Secret, configs and works, an unhealthy one with why, and the fleet's add-ons with their counts", func(ctx SpecContext) {
-		browser := startBrowser()
-		klog.LogToStderr(false)
-		klog.SetOutput(GinkgoWriter)
-
-		dir := GinkgoT().TempDir()
-		hub, err := framework.StartHubProcess(ctx, *binDir, dir, 2*time.Minute)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { hub.Stop(30 * time.Second) })
-		onHub := func(args ...string) cliRun {
-			GinkgoHelper()
-			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
-		}
+		browser, hub, _, onHub := consoleHub(ctx)
 		admin := devClient(hub.Kubeconfig)
 
 		By("joining and accepting cluster1, whose add-ons' namespace flotilla join makes, as the agent chart does")

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/agent"
 	"github.com/flotilla-io/flotilla/test/framework"
@@ -20,18 +19,7 @@ import (
 
 var _ = Describe("flotilla console in headless Chromium: search", func() {
 	It("finds Pods a real agent indexed from the header's search box, links each to its cluster, pages with continue, shows the hub's message for a bad query, and nothing to a user the hub does not let see the cluster", func(ctx SpecContext) {
-		browser := startBrowser()
-		klog.LogToStderr(false)
-		klog.SetOutput(GinkgoWriter)
-
-		dir := GinkgoT().TempDir()
-		hub, err := framework.StartHubProcess(ctx, *binDir, dir, 2*time.Minute)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { hub.Stop(30 * time.Second) })
-		onHub := func(args ...string) cliRun {
-			GinkgoHelper()
-			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
-		}
+		browser, hub, dir, onHub := consoleHub(ctx)
 
 		By("joining and accepting cluster1 (flotilla-agent, which indexes by default), which runs two Pods of image nginx:1.27")
 		join := joinInfo(onHub("init", "-o", "json"))

@@ -39,18 +39,7 @@ var artifactDir = func() string {
 
 var _ = Describe("flotilla console in headless Chromium", func() {
 	It("lists the fleet, turns a broken policy's cell NonCompliant live, draws a rollout's timeline without overlaps, shows a stopped agent's cluster, accepts a pending cluster, denies one only once confirmed, and hides what RBAC hides", func(ctx SpecContext) {
-		browser := startBrowser()
-		klog.LogToStderr(false)
-		klog.SetOutput(GinkgoWriter)
-
-		dir := GinkgoT().TempDir()
-		hub, err := framework.StartHubProcess(ctx, *binDir, dir, 2*time.Minute)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { hub.Stop(30 * time.Second) })
-		onHub := func(args ...string) cliRun {
-			GinkgoHelper()
-			return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
-		}
+		browser, hub, dir, onHub := consoleHub(ctx)
 		admin := devClient(hub.Kubeconfig)
 
 		By("joining three clusters and accepting two; cluster3 stays pending")
@@ -228,6 +217,25 @@ var _ = Describe("flotilla console in headless Chromium", func() {
 
 // startBrowser starts headless Chromium for the spec. Under CI=true a
 // missing chromium fails the spec; elsewhere it skips it.
+// consoleHub starts a browser and a hub process for one console spec:
+// the browser, the hub, the spec's temporary directory, and a way to run
+// flotilla against the hub.
+func consoleHub(ctx SpecContext) (context.Context, *framework.HubProcess, string, func(args ...string) cliRun) {
+	GinkgoHelper()
+	browser := startBrowser()
+	klog.LogToStderr(false)
+	klog.SetOutput(GinkgoWriter)
+	dir := GinkgoT().TempDir()
+	hub, err := framework.StartHubProcess(ctx, *binDir, dir, 2*time.Minute)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { hub.Stop(30 * time.Second) })
+	onHub := func(args ...string) cliRun {
+		GinkgoHelper()
+		return runFlotilla(ctx, append(args, "--kubeconfig", hub.Kubeconfig)...)
+	}
+	return browser, hub, dir, onHub
+}
+
 func startBrowser() context.Context {
 	GinkgoHelper()
 	path, err := exec.LookPath("chromium")

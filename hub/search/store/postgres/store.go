@@ -333,23 +333,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
 		return store.Page{}, s.wrap(err)
 	}
 	defer rows.Close()
-	var items []searchv1alpha1.SearchItem
-	for rows.Next() {
-		var cluster string
-		var data []byte
-		if err := rows.Scan(&cluster, &data); err != nil {
-			return store.Page{}, s.wrap(err)
-		}
-		item, err := sqlq.Item(cluster, data)
-		if err != nil {
-			return store.Page{}, err
-		}
-		items = append(items, item)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Page{}, s.wrap(err)
-	}
-	return sqlq.Page(items, sel.Limit), nil
+	return sqlq.ReadPage(rows, sel.Limit, s.wrap)
 }
 
 // Ping implements store.Store.

@@ -59,3 +59,33 @@ func Page(items []searchv1alpha1.SearchItem, limit int) store.Page {
 		Cluster: last.Cluster, Namespace: last.Namespace, Name: last.Name, UID: string(last.UID),
 	})}
 }
+
+// Rows is what both stores' drivers return for a query (database/sql's
+// and pgx's rows).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ReadPage reads the (cluster, object) rows of a query built with limit
+// into a page; wrap turns the driver's errors into the store's.
+func ReadPage(rows Rows, limit int, wrap func(error) error) (store.Page, error) {
+	var items []searchv1alpha1.SearchItem
+	for rows.Next() {
+		var cluster string
+		var data []byte
+		if err := rows.Scan(&cluster, &data); err != nil {
+			return store.Page{}, wrap(err)
+		}
+		item, err := Item(cluster, data)
+		if err != nil {
+			return store.Page{}, err
+		}
+		items = append(items, item)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Page{}, wrap(err)
+	}
+	return Page(items, limit), nil
+}
