@@ -165,6 +165,13 @@ func Run(ctx context.Context, opts Options) error {
 		logger.Info("Starting embedded control plane", "dataDir", opts.ControlPlane.DataDir)
 		opts.Proxy = NewClusterProxy(ctx)
 		cpOpts := opts.ControlPlane
+		// The index lives in the data directory: a directory that cannot
+		// be made is said as the control plane would say it.
+		if cpOpts.DataDir != "" {
+			if err := controlplane.MakeDataDir(cpOpts.DataDir); err != nil {
+				return err
+			}
+		}
 		index, err := search.Open(ctx, opts.SearchDatabase, cpOpts.DataDir)
 		if err != nil {
 			return fmt.Errorf("open the search index: %w", err)

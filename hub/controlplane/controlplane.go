@@ -433,11 +433,20 @@ func (o *Options) complete() error {
 	return nil
 }
 
+// MakeDataDir creates the data directory dir if needed, with an error
+// that says how to fix it.
+func MakeDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create data directory: %w (choose a writable --data-dir)", err)
+	}
+	return nil
+}
+
 // lockDataDir creates the data directory if needed and takes an exclusive
 // lock on it, so that two processes never share one etcd.
 func lockDataDir(dir string) (*os.File, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create data directory: %w (choose a writable --data-dir)", err)
+	if err := MakeDataDir(dir); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

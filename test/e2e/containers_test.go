@@ -28,6 +28,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent"
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
+	"github.com/flotilla-io/flotilla/internal/addon"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -229,7 +230,7 @@ func (f *containerFleet) join(ctx context.Context, refs map[string]string, agent
 			applied = append(applied, obj.GetKind()+" "+obj.GetName())
 		}
 	}
-	Expect(applied).To(ConsistOf("Namespace "+agent.DefaultNamespace, "Secret "+agent.BootstrapSecretName))
+	Expect(applied).To(ConsistOf("Namespace "+agent.DefaultNamespace, "Namespace "+addon.DefaultInstallNamespace, "Secret "+agent.BootstrapSecretName))
 	bootstrap := &corev1.Secret{}
 	Expect(f.spokeClient.Get(ctx, client.ObjectKey{Namespace: agent.DefaultNamespace, Name: agent.BootstrapSecretName}, bootstrap)).To(Succeed())
 	Expect(string(bootstrap.Data["kubeconfig"])).To(ContainSubstring("server: " + f.hubURL))
