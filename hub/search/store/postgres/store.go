@@ -252,15 +252,7 @@ func (s *Store) Versions(ctx context.Context, cluster string, gr schema.GroupRes
 		return nil, s.wrap(err)
 	}
 	defer rows.Close()
-	versions := map[types.UID]string{}
-	for rows.Next() {
-		var uid, rv string
-		if err := rows.Scan(&uid, &rv); err != nil {
-			return nil, s.wrap(err)
-		}
-		versions[types.UID(uid)] = rv
-	}
-	return versions, s.wrap(rows.Err())
+	return sqlq.ReadMap[types.UID, string](rows, s.wrap)
 }
 
 // DeleteCluster implements store.Store.
@@ -289,16 +281,7 @@ func (s *Store) Clusters(ctx context.Context) (map[string]int64, error) {
 		return nil, s.wrap(err)
 	}
 	defer rows.Close()
-	counts := map[string]int64{}
-	for rows.Next() {
-		var cluster string
-		var n int64
-		if err := rows.Scan(&cluster, &n); err != nil {
-			return nil, s.wrap(err)
-		}
-		counts[cluster] = n
-	}
-	return counts, s.wrap(rows.Err())
+	return sqlq.ReadMap[string, int64](rows, s.wrap)
 }
 
 // dialect is PostgreSQL's: substrings with LIKE, which pg_trgm's indexes

@@ -89,3 +89,17 @@ func ReadPage(rows Rows, limit int, wrap func(error) error) (store.Page, error) 
 	}
 	return Page(items, limit), nil
 }
+
+// ReadMap reads two-column rows, a key and a value, into a map.
+func ReadMap[K ~string, V any](rows Rows, wrap func(error) error) (map[K]V, error) {
+	m := map[K]V{}
+	for rows.Next() {
+		var k string
+		var v V
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, wrap(err)
+		}
+		m[K(k)] = v
+	}
+	return m, wrap(rows.Err())
+}
