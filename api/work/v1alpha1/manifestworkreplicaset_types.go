@@ -44,6 +44,8 @@ type ManifestWorkReplicaSetList struct {
 }
 
 // ManifestWorkReplicaSetSpec is the desired state of a ManifestWorkReplicaSet.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.rollback) || self.placementRefs.all(p, has(p.rolloutStrategy) && has(p.rolloutStrategy.type) && p.rolloutStrategy.type != 'All')",message="spec.rollback needs a progressive rollout: set rolloutStrategy.type to Progressive or ProgressivePerGroup on every placementRef (with All every cluster takes a revision at once, and there is nothing left to roll back in order)",fieldPath=".rollback"
 type ManifestWorkReplicaSetSpec struct {
 	// ManifestWorkTemplate is the spec of every ManifestWork created.
 	// +optional
@@ -70,6 +72,16 @@ type ManifestWorkReplicaSetSpec struct {
 	// clusters (a Flotilla extension; see docs/overrides.md).
 	// +optional
 	ReplicaDivision *ReplicaDivision `json:"replicaDivision,omitempty"`
+
+	// Rollback undoes a revision that fails its gate on the clusters that
+	// took it (a Flotilla extension; see docs/rollback.md).
+	// +optional
+	Rollback *RollbackPolicy `json:"rollback,omitempty"`
+
+	// HealthCheck adds status feedback checks to the rollout's gate (a
+	// Flotilla extension; see docs/rollback.md).
+	// +optional
+	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
 }
 
 // CascadeDeletionPolicy is whether a ManifestWorkReplicaSet waits for its ManifestWorks on deletion.

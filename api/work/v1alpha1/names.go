@@ -65,3 +65,50 @@ const RolloutTimeAnnotation = "work.flotilla.io/rollout-time"
 // removed, and PlacementRolledOut says the rollout is paused (a Flotilla
 // annotation; OCM has no pause). Works already written stay as they are.
 const PausedAnnotation = "work.flotilla.io/paused"
+
+// RevisionAnnotation on a ManifestWork of a replica set is the number of
+// the replica set's revision it was rendered from (a ControllerRevision's
+// revision field; see revision_types.go).
+const RevisionAnnotation = "work.flotilla.io/revision"
+
+// ChangedByAnnotation on a ManifestWorkReplicaSet is the user whose request
+// last changed what shapes its works (template, overrides, replica
+// division), as the hub's admission recorded it: a value a client sends is
+// replaced. The revision made of that change keeps it.
+const ChangedByAnnotation = "work.flotilla.io/changed-by"
+
+// Annotations of a revision's ControllerRevision.
+const (
+	// RevisionAuthorAnnotation is who made the change (ChangedByAnnotation
+	// of the replica set when the hub recorded the revision).
+	RevisionAuthorAnnotation = "work.flotilla.io/author"
+	// RevisionSummaryAnnotation is a one-line summary of what changed from
+	// the revision before, e.g. "Deployment default/web: image nginx:1.27 → nginx:1.28".
+	RevisionSummaryAnnotation = "work.flotilla.io/change-summary"
+	// RevisionCompleteAnnotation is when (RFC 3339) the revision had been
+	// rolled out to every chosen cluster and was Available on each: a
+	// revision an automatic rollback may go back to.
+	RevisionCompleteAnnotation = "work.flotilla.io/complete"
+	// RevisionFailedAnnotation says why the revision was rolled back: the
+	// clusters whose gate it failed and their messages. The hub renders the
+	// last complete revision while the current one carries it; a change of
+	// the spec (a new revision) starts a new rollout.
+	RevisionFailedAnnotation = "work.flotilla.io/failed"
+)
+
+// ManifestWorkReplicaSetConditionRolledBack (a Flotilla condition) is
+// present while the current revision failed and was, or is being, rolled
+// back. Reasons: RollingBack, RolledBack, RollbackFailed, NoCompleteRevision.
+const ManifestWorkReplicaSetConditionRolledBack = "RolledBack"
+
+// Reasons of condition RolledBack.
+const (
+	// ReasonRollingBack means the clusters that took the failed revision are being moved back.
+	ReasonRollingBack = "RollingBack"
+	// ReasonRolledBack means every cluster that took the failed revision is back on the last complete one.
+	ReasonRolledBack = "RolledBack"
+	// ReasonRollbackFailed means a cluster failed on the revision rolled back to: the rollback stopped.
+	ReasonRollbackFailed = "RollbackFailed"
+	// ReasonNoCompleteRevision means the failed revision has no complete revision before it: nothing was rolled back.
+	ReasonNoCompleteRevision = "NoCompleteRevision"
+)
