@@ -66,9 +66,10 @@ const RolloutTimeAnnotation = "work.flotilla.io/rollout-time"
 // annotation; OCM has no pause). Works already written stay as they are.
 const PausedAnnotation = "work.flotilla.io/paused"
 
-// RevisionAnnotation on a ManifestWork of a replica set is the number of
-// the replica set's revision it was rendered from (a ControllerRevision's
-// revision field; see revision_types.go).
+// RevisionAnnotation on a ManifestWork of a replica set is the name of the
+// ControllerRevision of the replica set's revision it was rendered from
+// (see revision_types.go): a name, not the number, because an undo
+// renumbers a revision and the works that carry it stay as they are.
 const RevisionAnnotation = "work.flotilla.io/revision"
 
 // ChangedByAnnotation on a ManifestWorkReplicaSet is the user whose request

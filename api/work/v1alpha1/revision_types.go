@@ -18,8 +18,9 @@ import (
 // whose revision field numbers it and whose data holds those three fields
 // (RevisionData). The hub keeps the last RevisionHistoryLimit, and never
 // drops the current one or the last complete one. Each ManifestWork of the
-// replica set carries the number of the revision it was rendered from in
-// annotation RevisionAnnotation.
+// replica set carries the name of the revision it was rendered from in
+// annotation RevisionAnnotation. A spec that equals an older revision (an
+// undo) makes no new revision: that one takes the next number.
 
 // RevisionHistoryLimit is how many revisions of a replica set the hub keeps.
 const RevisionHistoryLimit = 10
