@@ -8,11 +8,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
+	"github.com/flotilla-io/flotilla/internal/identity"
 )
 
 // AgentIDAnnotation on a ManagedCluster names the agent that joined it
 // last. It has the prefix of the only annotations an agent may change.
-const AgentIDAnnotation = "agent.open-cluster-management.io/flotilla-agent-id"
+const AgentIDAnnotation = identity.AgentIDAnnotation
 
 // self is how an agent recognises its cluster's ManagedCluster.
 type self struct {

@@ -68,7 +68,7 @@ func joinAgent(csr *certificatesv1.CertificateSigningRequest) (cluster, agent st
 // recordJoinedAgent records, once a join CSR for a new cluster was
 // approved, the agent it names as the cluster's accepted agent, which
 // RBAC then names alone (clusterSubjects). A cluster that already has one,
-// or that an agent already joined before the hub recorded agents, keeps
+// or that another agent joined before the hub recorded agents, keeps
 // what it has: replacing a cluster's agent is for a hub admin to say
 // (flotilla accept --replace-agent), never the outcome of an approval,
 // since whoever holds any bootstrap token can ask for any cluster's name.
@@ -93,11 +93,11 @@ func (r *CSRReconciler) recordJoinedAgent(ctx context.Context, csr *certificates
 			"CSR %s of agent %s (requested by %s) was approved, but cluster %s's accepted agent is %s: the new certificate is given no access. To replace the agent, run flotilla accept --clusters %s --replace-agent %s",
 			csr.Name, agent, csr.Spec.Username, c, current, c, agent)
 		return nil
-	case meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.ManagedClusterConditionJoined):
+	case joinedByAnother(cluster, agent):
 		// Joined before the hub recorded agents: its agent records itself
 		// with its first renewal (recordRenewingAgent).
-		logger.Info("A join CSR for a cluster that has joined was approved; the agent is not recorded",
-			"managedCluster", klog.KObj(cluster), "csr", csr.Name, "agent", agent, "requester", csr.Spec.Username)
+		logger.Info("A join CSR for a cluster that another agent has joined was approved; the agent is not recorded",
+			"managedCluster", klog.KObj(cluster), "csr", csr.Name, "agent", agent, "joinedAgent", cluster.Annotations[identity.AgentIDAnnotation], "requester", csr.Spec.Username)
 		return nil
 	}
 	// Decided on this read: the cluster had neither an agent nor joined.
@@ -127,6 +127,19 @@ func (r *CSRReconciler) recordJoinedAgent(ctx context.Context, csr *certificates
 		}
 		return err
 	})
+}
+
+// joinedByAnother says whether cluster was joined by an agent other than
+// agent: it is Joined, and the agent that wrote Joined, which names itself
+// in AgentIDAnnotation before it does, is not agent. Joined alone does not
+// tell: the agent whose join CSR this is reports Joined as soon as its
+// certificate is issued, often before this controller gets to the
+// approval (a fleet accepted at once queues its CSRs here), and the
+// cluster would look joined before agents were recorded. An agent that
+// names no agent id (OCM's klusterlet) is taken for another.
+func joinedByAnother(cluster *clusterv1.ManagedCluster, agent string) bool {
+	return meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.ManagedClusterConditionJoined) &&
+		cluster.Annotations[identity.AgentIDAnnotation] != agent
 }
 
 // recordAgent writes agent as cluster's accepted agent, guarded by the

@@ -91,3 +91,59 @@ func TestRecordJoinedAgentAfterConflict(t *testing.T) {
 		t.Errorf("accepted agent %q after another agent's join CSR, want agent1 kept", a)
 	}
 }
+
+// TestRecordJoinedAgentReportedJoined checks which joined clusters have
+// the agent of their approved join CSR recorded: the one whose joining
+// agent reported Joined before the approval was looked at (it names itself
+// in AgentIDAnnotation) is recorded; one joined by another agent, or by an
+// agent that names none, keeps waiting for its agent's renewal.
+func TestRecordJoinedAgentReportedJoined(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	joined := []metav1.Condition{{Type: clusterv1.ManagedClusterConditionJoined, Status: metav1.ConditionTrue, Reason: "Joined"}}
+	for _, tc := range []struct {
+		name         string
+		agentID      string
+		conditions   []metav1.Condition
+		wantAccepted string
+	}{
+		{name: "not joined", conditions: nil, wantAccepted: "agent1"},
+		{name: "joined by the CSR's agent", agentID: "agent1", conditions: joined, wantAccepted: "agent1"},
+		{name: "joined by another agent", agentID: "agent0", conditions: joined, wantAccepted: ""},
+		{name: "joined by an agent that names none", conditions: joined, wantAccepted: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Status: clusterv1.ManagedClusterStatus{Conditions: tc.conditions}}
+			if tc.agentID != "" {
+				cluster.Annotations = map[string]string{identity.AgentIDAnnotation: tc.agentID}
+			}
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(cluster).WithStatusSubresource(cluster).Build()
+			r := &CSRReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10)}
+			csr := &certificatesv1.CertificateSigningRequest{
+				ObjectMeta: metav1.ObjectMeta{Name: "c1-join", Labels: map[string]string{clusterv1.ClusterNameLabel: "c1"}},
+				Spec: certificatesv1.CertificateSigningRequestSpec{
+					Username: "system:bootstrap:abcdef", Groups: []string{bootstraptoken.Group},
+					Request: request(t, identity.AgentUser("c1", "agent1"), identity.AgentGroups("c1")),
+				},
+				Status: certificatesv1.CertificateSigningRequestStatus{
+					Conditions: []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}},
+				},
+			}
+			if err := r.recordJoinedAgent(t.Context(), csr); err != nil {
+				t.Fatalf("recordJoinedAgent: %v", err)
+			}
+			got := &clusterv1.ManagedCluster{}
+			if err := c.Get(t.Context(), client.ObjectKey{Name: "c1"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if a := got.Annotations[identity.AcceptedAgentAnnotation]; a != tc.wantAccepted {
+				t.Errorf("accepted agent %q, want %q", a, tc.wantAccepted)
+			}
+		})
+	}
+}

@@ -122,6 +122,14 @@ func CheckClientUsages(usages []certificatesv1.KeyUsage) error {
 // it, since it does not begin with their annotation prefix.
 const AcceptedAgentAnnotation = "registration.flotilla.io/accepted-agent"
 
+// AgentIDAnnotation on a ManagedCluster names, by its agent id, the agent
+// that joined it last: the joining agent writes it when it creates the
+// cluster, and again with its own certificate before it reports Joined.
+// It has the prefix of the only annotations an agent may change, so it
+// says which agent holds the cluster's credentials, never which one the
+// hub grants its access (AcceptedAgentAnnotation).
+const AgentIDAnnotation = "agent.open-cluster-management.io/flotilla-agent-id"
+
 // AgentSubjects are whom cluster c's access on the hub is granted to: its
 // accepted agent, by user name, once the hub has recorded one (agent, the
 // value of AcceptedAgentAnnotation), so that an agent it replaced, or a
