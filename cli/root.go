@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-io/flotilla/cli/cmd/join"
 	"github.com/flotilla-io/flotilla/cli/cmd/kubeconfig"
 	"github.com/flotilla-io/flotilla/cli/cmd/policy"
+	"github.com/flotilla-io/flotilla/cli/cmd/rollout"
 	"github.com/flotilla-io/flotilla/cli/cmd/search"
 	"github.com/flotilla-io/flotilla/cli/cmd/unjoin"
 	"github.com/flotilla-io/flotilla/cli/cmd/version"
@@ -112,7 +113,7 @@ else ~/.kube/config, exactly as with kubectl.`,
 		&cobra.Group{ID: groupHub, Title: "Hub commands (use the hub's admin kubeconfig):"},
 		&cobra.Group{ID: groupCluster, Title: "Managed cluster commands (use the cluster's kubeconfig):"},
 	)
-	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), addon.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g), search.NewCommand(g)} {
+	for _, sub := range []*cobra.Command{initcmd.NewCommand(g), accept.NewCommand(g), deny.NewCommand(g), get.NewCommand(g), create.NewCommand(g), deletecmd.NewCommand(g), clusterset.NewCommand(g), addon.NewCommand(g), kubeconfig.NewCommand(g), describe.NewCommand(g), rollout.NewCommand(g), search.NewCommand(g)} {
 		sub.GroupID = groupHub
 		cmd.AddCommand(sub)
 	}

@@ -36,6 +36,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"unjoin", "--cluster-name", "C1"}, "not a valid cluster name"},
 		{[]string{"version", "-o", "wide"}, `--output "wide" is not supported`},
 		{[]string{"joinn"}, `unknown command "joinn"`},
+		{[]string{"rollout"}, "name what to do: flotilla rollout history|undo|pause|resume|status"},
+		{[]string{"rollout", "redo", "web"}, `flotilla rollout does not know "redo"`},
+		{[]string{"rollout", "undo"}, "name one ManifestWorkReplicaSet (got 0)"},
+		{[]string{"rollout", "undo", "web", "--to-revision", "-1"}, "--to-revision -1: revisions are numbered from 1"},
+		{[]string{"rollout", "history", "web", "-o", "wide"}, `--output "wide" is not supported`},
+		{[]string{"rollout", "status", "web", "--timeout", "0s"}, "--timeout 0s must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

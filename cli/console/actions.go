@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
-	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/cli/cmdutil/workview"
 )
 
 // action is one action button and the command that does the same.
@@ -51,11 +51,11 @@ func needsConfirmation(csrf, act string, form func(string) string) *action {
 }
 
 func actionPause(csrf, ns, name string) action {
-	return action{Action: "pause", Label: "Pause rollout", Command: fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s=true", name, ns, workv1alpha1.PausedAnnotation), CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
+	return action{Action: "pause", Label: "Pause rollout", Command: "flotilla rollout pause " + name + " -n " + ns, CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
 }
 
 func actionResume(csrf, ns, name string) action {
-	return action{Action: "resume", Label: "Resume rollout", Class: "primary", Command: fmt.Sprintf("kubectl annotate manifestworkreplicaset %s -n %s %s-", name, ns, workv1alpha1.PausedAnnotation), CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
+	return action{Action: "resume", Label: "Resume rollout", Class: "primary", Command: "flotilla rollout resume " + name + " -n " + ns, CSRF: csrf, Fields: map[string]string{"namespace": ns, "name": name}}
 }
 
 func actionRemediation(csrf, ns, name, to string) action {
@@ -142,14 +142,7 @@ func (s *server) do(ctx context.Context, act string, form func(string) string) (
 		}
 		return "Denied cluster " + c + ".", nil
 	case "pause", "resume":
-		value := `"true"`
-		if act == "resume" {
-			value = "null"
-		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, workv1alpha1.PausedAnnotation, value)
-		obj := &workv1alpha1.ManifestWorkReplicaSet{}
-		obj.Namespace, obj.Name = ns, name
-		if err := s.store.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		if err := workview.SetPaused(ctx, s.store.client, client.ObjectKey{Namespace: ns, Name: name}, act == "pause"); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Rollout of ManifestWorkReplicaSet %s/%s: %sd.", ns, name, act), nil

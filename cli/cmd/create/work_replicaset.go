@@ -2,13 +2,11 @@ package create
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -139,82 +137,12 @@ func replicaSetSummary(rs *workv1alpha1.ManifestWorkReplicaSet, src *workSource)
 // chosen cluster runs the current spec, printing each cluster's state as
 // it changes; a rollout that stopped on failures ends the wait at once.
 func (o *createWorkOptions) waitRollout(ctx context.Context, c *cmdutil.Clients, key client.ObjectKey) error {
-	deadline := time.Now().Add(o.timeout)
-	prog := map[string]*cmdutil.Progress{}
-	overall := cmdutil.NewProgress(o.Streams.ErrOut)
-	var view *workview.ReplicaSetView
-	err := cmdutil.PollUntil(ctx, deadline, func(ctx context.Context) (bool, error) {
-		rs := &workv1alpha1.ManifestWorkReplicaSet{}
-		if err := c.Ctrl.Get(ctx, key, rs); err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("ManifestWorkReplicaSet %s is gone from the hub (was it deleted?)", key)
-			}
-			return false, cmdutil.ExplainClusterAPI(err, c, "get ManifestWorkReplicaSet "+key.String())
-		}
-		v, err := workview.LoadReplicaSetView(ctx, c, rs, time.Now())
-		if err != nil {
-			return false, err
-		}
-		view = v
-		if v.RenderErr != nil {
-			return false, fmt.Errorf("ManifestWorkReplicaSet %s cannot be rolled out as written: %w", key, v.RenderErr)
-		}
-		for _, cr := range v.Clusters {
-			if prog[cr.Cluster] == nil {
-				prog[cr.Cluster] = cmdutil.NewProgress(o.Streams.ErrOut)
-			}
-			prog[cr.Cluster].Report("%s", clusterLine(cr))
-		}
-		if c := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied); c != nil &&
-			c.Reason == workv1alpha1.ReasonNotAsExpected && c.ObservedGeneration >= rs.Generation {
-			return false, fmt.Errorf("the hub cannot roll out ManifestWorkReplicaSet %s: %s", key, c.Message)
-		}
-		state := v.Rollout()
-		overall.Report("Rollout of %s: %s", key, state)
-		if strings.HasPrefix(state, "Stopped") {
-			return false, errStopped
-		}
-		return state == "Complete", nil
-	})
-	switch {
-	case errors.Is(err, errStopped):
-		failed := view.Lacking(workview.PhaseFailed)
-		if c := meta.FindStatusCondition(view.ReplicaSet.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut); len(failed) == 0 && c != nil {
-			failed = []string{c.Message} // the hub counted failures this view does not see
-		}
-		return fmt.Errorf("the rollout of ManifestWorkReplicaSet %s stopped because clusters failed:\n  %s\nFix the work (or its overrides) and create it again with --overwrite; see %s describe work %s -n %s",
-			key, strings.Join(failed, "\n  "), cmdutil.Self(), key.Name, key.Namespace)
-	case errors.Is(err, cmdutil.ErrTimedOut):
-		lacks := []string{"the hub has not reported the rollout complete (is its ManifestWorkReplicaSet controller running?)"}
-		if view != nil {
-			if l := view.Lacking(""); len(l) > 0 {
-				lacks = l
-			}
-			if len(view.Clusters) == 0 {
-				lacks = []string{"its Placements chose no cluster (see " + cmdutil.Self() + " get placements -n " + key.Namespace + ")"}
-			}
-		}
-		return fmt.Errorf("timed out after --timeout %s waiting for the rollout of ManifestWorkReplicaSet %s:\n  %s\nSee it with: %s describe work %s -n %s",
-			o.timeout, key, strings.Join(lacks, "\n  "), cmdutil.Self(), key.Name, key.Namespace)
-	case err != nil:
+	err := workview.RolloutWait{Out: o.Streams.ErrOut, Timeout: o.timeout,
+		StoppedHint: fmt.Sprintf("Fix the work (or its overrides) and create it again with --overwrite; see %s describe work %s -n %s", cmdutil.Self(), key.Name, key.Namespace),
+	}.Run(ctx, c, key)
+	if err != nil {
 		return err
 	}
 	o.Notef("Show it with: %s describe work %s -n %s", cmdutil.Self(), key.Name, key.Namespace)
 	return nil
-}
-
-// errStopped ends the wait for a rollout that stopped on failures.
-var errStopped = errors.New("rollout stopped")
-
-// clusterLine is a progress line for one cluster of a rollout.
-func clusterLine(cr workview.ClusterRollout) string {
-	switch cr.Phase {
-	case workview.PhaseAvailable:
-		return fmt.Sprintf("Cluster %s: applied and available", cr.Cluster)
-	case workview.PhaseFailed:
-		return fmt.Sprintf("Cluster %s: failed: %s", cr.Cluster, cr.Why)
-	case workview.PhaseApplying:
-		return fmt.Sprintf("Cluster %s: rolling out: %s", cr.Cluster, cr.Why)
-	}
-	return fmt.Sprintf("Cluster %s: %s", cr.Cluster, cr.Why)
 }
