@@ -214,6 +214,7 @@ func (a *hollowAgent) workOnce(ctx context.Context, path string, mw *workv1.Mani
 	before := mw.DeepCopy()
 	a.sh.works.SetStatus(mw, time.Now())
 	reportRolledOut(mw)
+	reportNeverReady(mw)
 	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
 		if err := a.patch(ctx, path+"/status", before, mw, nil); err != nil {
 			return ignoreNotFound(err)

@@ -51,6 +51,7 @@ var scenarios = []scenario{
 	{"services", benchServices},
 	{"addons", benchAddons},
 	{"search", benchSearch},
+	{"rollback", benchRollback},
 }
 
 func main() {
