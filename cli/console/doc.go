@@ -10,7 +10,9 @@
 // swaps it in. Search (the box in every page's header, /search?q=) is the
 // one view not read from the caches: it asks the hub's search index, with
 // the same credentials, so it lists the objects of the clusters the hub lets
-// the caller see. Actions (accept, deny, pause, resume, inform/enforce) are
+// the caller see. A rollout's revisions (ControllerRevisions) and a
+// namespace's events are read on request too: the hub holds too many of
+// both to keep informers of. Actions (accept, deny, pause, resume, inform/enforce) are
 // form posts written with the same credentials, so the hub's RBAC and
 // admission decide, and a refusal shows the hub's message.
 //

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
 // page is what the layout renders around a view.
@@ -200,9 +202,10 @@ func stateOf(s string) badge {
 	switch s {
 	case "Available", "True", "Compliant", "Complete", "Connected", "Applied", "Succeeded", "Chosen", "Valid":
 		return badge{s, "✔", "ok"}
-	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied", "Conflict":
+	case "Unavailable", "False", "NonCompliant", "Failed", "Degraded", "Stopped", "Disconnected", "Denied", "Conflict",
+		workv1alpha1.ReasonRolledBack, workv1alpha1.ReasonRollbackFailed, workv1alpha1.ReasonNoCompleteRevision:
 		return badge{s, "✖", "bad"}
-	case "Pending", "Progressing", "Paused", "Waiting", "Deleting":
+	case "Pending", "Progressing", "Paused", "Waiting", "Deleting", workv1alpha1.ReasonRollingBack:
 		return badge{s, "◐", "wait"}
 	case "", "—":
 		return badge{"—", "", "none"}

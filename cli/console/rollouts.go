@@ -12,6 +12,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/cli/cmdutil/workview"
 )
 
 // rolloutRow is one ManifestWorkReplicaSet.
@@ -40,6 +41,7 @@ type rolloutData struct {
 	Start, End   time.Time
 	Width        int
 	WorksVisible bool
+	Revisions    revisionsData
 }
 
 // timelineRow is one cluster's progress: when its spec was written, when
@@ -54,6 +56,8 @@ type timelineRow struct {
 	// conditions' times have whole seconds, and often share one).
 	MApplied, MAvailable int
 	Message              string
+	// Revision is the number of the revision its ManifestWork carries (0: unknown).
+	Revision int64
 }
 
 // markerGap is the least distance between the centres of a row's two
@@ -115,6 +119,10 @@ func rolloutRowOf(m *workv1alpha1.ManifestWorkReplicaSet) rolloutRow {
 	if c != nil {
 		row.Why = c.Message
 	}
+	if rb := workview.RollbackCondition(m); rb != nil {
+		// The rollout of a failed revision is over: what matters is its rollback.
+		row.State, row.Why = rb.Reason, rb.Message
+	}
 	if v := meta.FindStatusCondition(m.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified); v != nil && v.Status != "True" {
 		row.Why = strings.TrimPrefix(row.Why+"; "+v.Message, "; ")
 	}
@@ -149,8 +157,12 @@ func (s *server) rollout(r *http.Request) (*page, error) {
 	d := &rolloutData{Row: rolloutRowOf(m), Width: timelineWidth, End: time.Now()}
 	works := &workv1.ManifestWorkList{}
 	d.WorksVisible = s.store.list(r.Context(), kindWorks, works, client.MatchingLabels{workv1.ManifestWorkReplicaSetLabel: ns + "." + name})
+	d.Revisions = s.revisionsOf(r.Context(), m, works.Items)
+	numbers := revisionNumbers(d.Revisions.Revisions)
 	for i := range works.Items {
-		d.Clusters = append(d.Clusters, timelineOf(&works.Items[i]))
+		row := timelineOf(&works.Items[i])
+		row.Revision = numbers[works.Items[i].Annotations[workv1alpha1.RevisionAnnotation]]
+		d.Clusters = append(d.Clusters, row)
 	}
 	slices.SortFunc(d.Clusters, func(a, b timelineRow) int {
 		if c := a.Pushed.Compare(b.Pushed); c != 0 {

@@ -26,8 +26,10 @@ type Revision struct {
 	Created time.Time `json:"created"`
 	Author  string    `json:"author,omitempty"`
 	Summary string    `json:"summary,omitempty"`
-	// Clusters counts the replica set's ManifestWorks rendered from it.
-	Clusters int `json:"clusters"`
+	// Clusters counts the replica set's ManifestWorks rendered from it;
+	// ClusterNames are their clusters, by name.
+	Clusters     int      `json:"clusters"`
+	ClusterNames []string `json:"clusterNames,omitempty"`
 	// Current: the replica set's spec is this revision's data.
 	Current bool `json:"current,omitempty"`
 	// CompleteAt is when it was Available on every chosen cluster (zero: never).
@@ -60,9 +62,10 @@ func LoadRevisions(ctx context.Context, r client.Reader, rs *workv1alpha1.Manife
 // BuildRevisions reads the revisions crs of rs, counting the works that
 // carry each, oldest first. Only ControllerRevisions rs controls count.
 func BuildRevisions(rs *workv1alpha1.ManifestWorkReplicaSet, crs []appsv1.ControllerRevision, works []workv1.ManifestWork) []Revision {
-	carried := map[string]int{}
+	carried := map[string][]string{}
 	for _, w := range works {
-		carried[w.Annotations[workv1alpha1.RevisionAnnotation]]++
+		rev := w.Annotations[workv1alpha1.RevisionAnnotation]
+		carried[rev] = append(carried[rev], w.Namespace)
 	}
 	spec := SpecRevisionData(&rs.Spec)
 	out := make([]Revision, 0, len(crs))
@@ -71,7 +74,8 @@ func BuildRevisions(rs *workv1alpha1.ManifestWorkReplicaSet, crs []appsv1.Contro
 		if ref := metav1.GetControllerOf(cr); ref != nil && ref.UID != rs.UID && rs.UID != "" {
 			continue
 		}
-		rev := Revision{Number: cr.Revision, Name: cr.Name, Created: cr.CreationTimestamp.Time, Clusters: carried[cr.Name],
+		rev := Revision{Number: cr.Revision, Name: cr.Name, Created: cr.CreationTimestamp.Time,
+			Clusters: len(carried[cr.Name]), ClusterNames: slices.Sorted(slices.Values(carried[cr.Name])),
 			Author: cr.Annotations[workv1alpha1.RevisionAuthorAnnotation], Summary: cr.Annotations[workv1alpha1.RevisionSummaryAnnotation],
 			Failed: cr.Annotations[workv1alpha1.RevisionFailedAnnotation]}
 		if at, err := time.Parse(time.RFC3339, cr.Annotations[workv1alpha1.RevisionCompleteAnnotation]); err == nil {

@@ -2,6 +2,7 @@ package workview
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestBuildRevisions(t *testing.T) {
 			workv1alpha1.RevisionCompleteAnnotation, t0.Add(time.Minute).Format(time.RFC3339)),
 		otherOwner,
 	}
-	works := []workv1.ManifestWork{carrying("c1", "hello-a"), carrying("c2", "hello-a"), carrying("c3", "hello-b")}
+	works := []workv1.ManifestWork{carrying("c2", "hello-a"), carrying("c1", "hello-a"), carrying("c3", "hello-b")}
 
 	rolledBack := func(reason string) metav1.Condition {
 		return metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionRolledBack, Status: metav1.ConditionTrue, Reason: reason, ObservedGeneration: rs.Generation}
@@ -80,7 +81,7 @@ func TestBuildRevisions(t *testing.T) {
 				t.Fatalf("%d revisions, want 2 (the other owner's left out): %+v", len(revs), revs)
 			}
 			a, b := revs[0], revs[1]
-			if a.Number != 1 || a.Author != "alice" || a.Clusters != 2 || a.Current || !a.CompleteAt.Equal(t0.Add(time.Minute)) || !a.Created.Equal(t0) {
+			if a.Number != 1 || a.Author != "alice" || a.Clusters != 2 || strings.Join(a.ClusterNames, ",") != "c1,c2" || a.Current || !a.CompleteAt.Equal(t0.Add(time.Minute)) || !a.Created.Equal(t0) {
 				t.Errorf("revision 1: %+v", a)
 			}
 			if b.Number != 2 || b.Author != "bob" || b.Clusters != 1 || !b.Current || b.Failed != "c1: Degraded" || b.Summary != "ConfigMap default/x: data.v removed" {
