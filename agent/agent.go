@@ -114,7 +114,7 @@ func Run(ctx context.Context, opts Options) error {
 	addOnAgent, err := addon.New(addon.Config{
 		ClusterName: opts.ClusterName, Spoke: spokeConfig, CertificateExpiration: opts.CertificateExpiration,
 		RenewBefore: opts.RenewBefore, LeaseCheckInterval: opts.AddOnLeaseCheckInterval,
-		InstallNamespaces: opts.AddOnInstallNamespaces,
+		InstallNamespaces: opts.AddOnInstallNamespaces, Namespace: opts.Namespace,
 	})
 	if err != nil {
 		return err

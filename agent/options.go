@@ -78,8 +78,8 @@ type Options struct {
 	// AddOnInstallNamespaces, when set, are the only namespaces add-ons
 	// may be installed in: the agent writes their Secrets and reads their
 	// Leases there alone, and needs no access to other namespaces' Secrets
-	// (the agent chart grants exactly these). Empty: any namespace, which
-	// needs Secrets cluster-wide.
+	// (the agent chart grants exactly these). Empty: any namespace; the
+	// agent then needs Secrets only where its add-ons run (agent/addon).
 	AddOnInstallNamespaces []string
 	// WorkResyncInterval is how often each ManifestWork is checked against
 	// the managed cluster besides the events that ask for it; 0 means

@@ -60,6 +60,12 @@ type Config struct {
 	// cluster's Secrets, so that it needs no access to other namespaces'
 	// Secrets (the agent chart's addons.installNamespaces). Empty: any.
 	InstallNamespaces []string
+	// Namespace is the agent's own namespace on the managed cluster.
+	// Without InstallNamespaces the agent records there (ConfigMap
+	// RecordConfigMapName) each namespace it writes an add-on Secret in,
+	// so that it lists Secrets only in those, the default install
+	// namespace and its add-ons' install namespaces, never cluster-wide.
+	Namespace string
 }
 
 // Agent registers one managed cluster's add-ons. Make one with New for the
@@ -131,6 +137,8 @@ type runner struct {
 	// swept holds, per add-on, the Secrets it had when its leftovers were
 	// last deleted.
 	swept map[string]string
+	// recorded holds the namespaces of RecordConfigMapName.
+	recorded map[string]bool
 }
 
 // Run registers the cluster's add-ons over one hub session until ctx
@@ -163,8 +171,9 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config, hubCluster *clientcmd
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "addon-registration"}),
-		pending: map[secretKey]*pendingCSR{},
-		swept:   map[string]string{},
+		pending:  map[secretKey]*pendingCSR{},
+		swept:    map[string]string{},
+		recorded: map[string]bool{},
 	}
 	defer r.queue.ShutDown()
 	if err := r.watch(ctx); err != nil {
@@ -177,6 +186,9 @@ func (a *Agent) Run(ctx context.Context, hub *rest.Config, hubCluster *clientcmd
 			return nil
 		}
 		return fmt.Errorf("the add-on agent's cache of the hub did not sync: %w", <-cacheDone)
+	}
+	if err := r.loadRecord(ctx); err != nil {
+		logger.Error(err, "Cannot read where the add-ons' Secrets were written; looking only in the add-ons' install namespaces")
 	}
 	if err := r.sweep(ctx); err != nil {
 		logger.Error(err, "Cannot delete the Secrets of add-ons that are gone; retrying with each add-on")

@@ -22,7 +22,15 @@
 //     With Config.InstallNamespaces (the agent chart's
 //     addons.installNamespaces) it writes and looks for Secrets in those
 //     namespaces only, and an add-on installed elsewhere gets no CSR but
-//     ClusterCertificateRotated=False saying which value to change;
+//     ClusterCertificateRotated=False saying which value to change.
+//     Without, it looks for its Secrets in the default install namespace,
+//     its add-ons' install namespaces and those it recorded in ConfigMap
+//     flotilla-agent-addon-namespaces of Config.Namespace before writing a
+//     Secret there (so that a restarted agent finds those of add-ons that
+//     went), never cluster-wide, as OCM's registration agent watches each
+//     add-on's install namespace: it needs Secrets only where add-ons run,
+//     and an add-on where it may not read them gets
+//     ClusterCertificateRotated=False saying what to grant;
 //   - asks again when 20–25 % of the certificate's life is left (drawn per
 //     certificate), when the subject or the kubeconfig no longer match, or
 //     when the registration or install namespace changed (then the old

@@ -41,6 +41,8 @@ func (r *runner) register(ctx context.Context, reg *registration) (time.Duration
 	switch {
 	case apierrors.IsNotFound(err):
 		secret = nil
+	case apierrors.IsForbidden(err):
+		return 0, failed(forbiddenMessage(reg.secret.Namespace)), fmt.Errorf("read Secret %s: %w", reg.secret, err)
 	case err != nil:
 		return 0, nil, fmt.Errorf("read Secret %s: %w", reg.secret, err)
 	}
@@ -190,6 +192,9 @@ func (r *runner) writeSecret(ctx context.Context, reg *registration, data map[st
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		s, err := secrets.Get(ctx, reg.secret.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			if err := r.record(ctx, reg.secret.Namespace); err != nil {
+				return err
+			}
 			s = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: reg.secret.Name, Namespace: reg.secret.Namespace}, Type: corev1.SecretTypeOpaque}
 			r.labelSecret(s, reg)
 			s.Data = data
@@ -238,7 +243,7 @@ func (r *runner) removeLeftovers(ctx context.Context, a string, regs []registrat
 	if seen && last == sig {
 		return nil
 	}
-	secrets, err := r.listSecrets(ctx, labels.Set{addon.ClusterNameLabel: r.cfg.ClusterName, addon.AddOnNameLabel: a}.AsSelector())
+	secrets, _, err := r.listSecrets(ctx, labels.Set{addon.ClusterNameLabel: r.cfg.ClusterName, addon.AddOnNameLabel: a}.AsSelector())
 	if err != nil {
 		return fmt.Errorf("list the add-on's Secrets: %w", err)
 	}
@@ -262,12 +267,16 @@ func (r *runner) removeLeftovers(ctx context.Context, a string, regs []registrat
 }
 
 // sweep deletes the Secrets of add-ons whose ManagedClusterAddOn went
-// while the agent was away.
+// while the agent was away, and forgets the recorded namespaces that hold
+// none and that no add-on uses.
 func (r *runner) sweep(ctx context.Context) error {
 	own, _ := labels.NewRequirement(addon.ClusterNameLabel, selection.Equals, []string{r.cfg.ClusterName})
 	has, _ := labels.NewRequirement(addon.AddOnNameLabel, selection.Exists, nil)
-	secrets, err := r.listSecrets(ctx, labels.NewSelector().Add(*own, *has))
+	secrets, empty, err := r.listSecrets(ctx, labels.NewSelector().Add(*own, *has))
 	if err != nil {
+		return err
+	}
+	if err := r.forgetNamespaces(ctx, empty); err != nil {
 		return err
 	}
 	gone := map[string]bool{}
@@ -283,24 +292,6 @@ func (r *runner) sweep(ctx context.Context) error {
 	return nil
 }
 
-// listSecrets lists the Secrets that sel selects in the install
-// namespaces, or in every namespace when any may be one.
-func (r *runner) listSecrets(ctx context.Context, sel labels.Selector) ([]corev1.Secret, error) {
-	namespaces := r.cfg.InstallNamespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	var out []corev1.Secret
-	for _, ns := range namespaces {
-		list, err := r.spoke.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list.Items...)
-	}
-	return out, nil
-}
-
 // installable says whether an add-on may be installed in namespace ns,
 // and if not, why, and how to change that.
 func (r *runner) installable(ns string) string {
@@ -308,6 +299,12 @@ func (r *runner) installable(ns string) string {
 		return ""
 	}
 	return fmt.Sprintf("the add-on's install namespace %s is none of the agent's add-on namespaces %v: add it to the agent chart's addons.installNamespaces (flag --addon-install-namespaces), or install the add-on in one of those", ns, r.cfg.InstallNamespaces)
+}
+
+// forbiddenMessage says what to grant for an add-on installed in ns, where
+// the agent may not read Secrets.
+func forbiddenMessage(ns string) string {
+	return fmt.Sprintf("the agent may not read Secrets in the add-on's install namespace %s: grant its identity get, list, create, update and delete on secrets and get on leases there with a Role (as the agent chart does for each of addons.installNamespaces), or install the add-on in a namespace it may write", ns)
 }
 
 // kubeconfig is the kubeconfig reg's Secret holds, nil for custom signers.
