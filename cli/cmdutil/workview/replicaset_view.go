@@ -23,6 +23,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/hub/workreplicaset"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/health"
 	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
 )
 
@@ -153,7 +154,7 @@ func buildReplicaSetView(rs *workv1alpha1.ManifestWorkReplicaSet, chosen []strin
 		if spec, ok := rendered[name]; ok {
 			cr.want = &spec
 		}
-		cr.Phase, cr.Why = classifyCluster(cr, deadlineOf(rs, cr.placement), now)
+		cr.Phase, cr.Why = classifyCluster(cr, rs.Spec.HealthCheck, deadlineOf(rs, cr.placement), now)
 		v.Clusters = append(v.Clusters, cr)
 		delete(byCluster, name)
 	}
@@ -164,11 +165,14 @@ func buildReplicaSetView(rs *workv1alpha1.ManifestWorkReplicaSet, chosen []strin
 	return v
 }
 
+// healthChecker checks the replica sets' spec.healthCheck as the hub does.
+var healthChecker = health.NewChecker()
+
 // classifyCluster says where a cluster stands and why, as the hub's
 // rollout counts it: a cluster succeeds once its agent reports the current
-// spec Applied and Available, and fails when it reports it Degraded or
-// has not succeeded deadline after the hub wrote it.
-func classifyCluster(cr ClusterRollout, deadline time.Duration, now time.Time) (ClusterPhase, string) {
+// spec Applied and Available and hc holds, and fails when it reports it
+// Degraded or has not succeeded deadline after the hub wrote it.
+func classifyCluster(cr ClusterRollout, hc *workv1alpha1.HealthCheck, deadline time.Duration, now time.Time) (ClusterPhase, string) {
 	w := cr.work
 	switch {
 	case w == nil:
@@ -190,6 +194,11 @@ func classifyCluster(cr ClusterRollout, deadline time.Duration, now time.Time) (
 				missing = append(missing, "its agent has not reported on the current spec yet")
 				break
 			}
+		}
+	}
+	if len(missing) == 0 {
+		if r := healthChecker.Check(hc, w); !r.Healthy {
+			missing = append(missing, "its health check does not hold: "+r.Message)
 		}
 	}
 	if len(missing) == 0 {

@@ -1,6 +1,7 @@
 package workview
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +162,45 @@ func TestReplicaSetTexts(t *testing.T) {
 		Env: []workv1alpha1.EnvOverride{{Name: "A", Value: "b"}}, JSONPatch: []workv1alpha1.JSONPatchOperation{{Op: "remove", Path: "/x"}}}
 	if got, want := overrideText(1, o), "#1: clusters region=eu: container app tag 1.5; replicas 3; env A=b; 1 JSON patch operation"; got != want {
 		t.Errorf("overrideText = %q, want %q", got, want)
+	}
+}
+
+// A cluster whose work is Available but whose health check does not hold
+// is not Available: it is applying until progressDeadline, then failed,
+// saying which value is wrong, as the hub counts it.
+func TestClassifyClusterHealthCheck(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	spec := specOf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"}}`)
+	work := func(pushed time.Time, available, replicas int64) *workv1.ManifestWork {
+		w := workIn("c1", spec, pushed, metav1.ConditionTrue, metav1.ConditionTrue, "")
+		w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+			ResourceMeta: workv1.ManifestResourceMeta{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: "default", Name: "web"},
+			StatusFeedback: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
+				{Name: "AvailableReplicas", Value: workv1.FieldValue{Type: workv1.Integer, Integer: &available}},
+				{Name: "Replicas", Value: workv1.FieldValue{Type: workv1.Integer, Integer: &replicas}},
+			}},
+		}}
+		return &w
+	}
+	hc := &workv1alpha1.HealthCheck{Feedback: []workv1alpha1.FeedbackCheck{{Name: "AvailableReplicas", EqualsValue: "Replicas"}}}
+	for _, tt := range []struct {
+		name    string
+		w       *workv1.ManifestWork
+		hc      *workv1alpha1.HealthCheck
+		want    ClusterPhase
+		wantWhy string
+	}{
+		{"no health check", work(now, 1, 3), nil, PhaseAvailable, ""},
+		{"every replica available", work(now, 3, 3), hc, PhaseAvailable, ""},
+		{"half capacity, within the deadline", work(now.Add(-time.Second), 1, 3), hc, PhaseApplying, "its health check does not hold: Deployment default/web: AvailableReplicas is 1, Replicas is 3"},
+		{"half capacity, past the deadline", work(now.Add(-2*time.Minute), 1, 3), hc, PhaseFailed, "not Available within progressDeadline 1m0s: its health check does not hold: Deployment default/web: AvailableReplicas is 1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := ClusterRollout{Cluster: "c1", work: tt.w, want: &spec}
+			phase, why := classifyCluster(cr, tt.hc, time.Minute, now)
+			if phase != tt.want || !strings.HasPrefix(why, tt.wantWhy) {
+				t.Errorf("got %s %q, want %s %q", phase, why, tt.want, tt.wantWhy)
+			}
+		})
 	}
 }
