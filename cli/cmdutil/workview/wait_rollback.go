@@ -25,6 +25,7 @@ func (e *rollbackError) Error() string {
 		workv1alpha1.ReasonRolledBack:         "failed, and the hub rolled it back",
 		workv1alpha1.ReasonRollbackFailed:     "failed, and the hub's rollback failed too (it stopped there)",
 		workv1alpha1.ReasonNoCompleteRevision: "failed, and the hub had no complete revision to roll back to",
+		workv1alpha1.ReasonRollingBack:        "failed, and the hub is rolling it back",
 	}[e.condition.Reason]
 	if what == "" {
 		what = "failed (" + e.condition.Reason + ")"
@@ -34,7 +35,8 @@ func (e *rollbackError) Error() string {
 }
 
 // reportRollback prints where a rollback stands, each cluster with the
-// revision it carries, and sets *ended once the rollback has ended.
+// revision it carries, and sets *ended once the rollback has ended (or at
+// once, for a wait of Once: the revision failed either way).
 func (o RolloutWait) reportRollback(ctx context.Context, c *cmdutil.Clients, v *ReplicaSetView, rb *metav1.Condition,
 	prog map[string]*cmdutil.Progress, overall *cmdutil.Progress, ended **rollbackError) error {
 	revs, err := LoadRevisions(ctx, c.Ctrl, v.ReplicaSet)
@@ -50,7 +52,7 @@ func (o RolloutWait) reportRollback(ctx context.Context, c *cmdutil.Clients, v *
 	}
 	key := client.ObjectKeyFromObject(v.ReplicaSet)
 	overall.Report("Rollout of %s: %s: %s", key, rb.Reason, rb.Message)
-	if rb.Reason != workv1alpha1.ReasonRollingBack {
+	if rb.Reason != workv1alpha1.ReasonRollingBack || o.Once {
 		*ended = &rollbackError{key: key, condition: *rb}
 		return *ended
 	}
