@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -17,6 +18,8 @@ import (
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/hub/failover"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/health"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/render"
 	"github.com/flotilla-io/flotilla/internal/reconcile"
 )
 
@@ -29,14 +32,22 @@ type Reconciler struct {
 	// Works reads ManifestWorks from a cache that holds only those of
 	// replica sets, indexed by owner.
 	Works client.Reader
+	// Revisions reads ControllerRevisions from a cache that holds only
+	// those of replica sets, indexed by owner.
+	Revisions client.Reader
 	// Writer writes ManifestWorks, with a client-side rate limit of its
 	// own so that a large fan-out does not starve the other controllers.
 	Writer client.Client
 	// Recorder emits events once the status they describe is written.
 	Recorder events.EventRecorder
+	// Health runs the replica sets' health checks (nil: none is run).
+	Health *health.Checker
 
 	// written are works written and not yet seen in the Works cache.
 	written writtenWorks
+	// writtenRevisions are revisions written and not yet seen in the
+	// Revisions cache.
+	writtenRevisions writtenRevisions
 }
 
 var _ ctrlreconcile.Reconciler = &Reconciler{}
@@ -52,8 +63,16 @@ type scope struct {
 	// chosen maps each chosen cluster to the placement it is rolled out
 	// by: the first that chose it.
 	chosen map[string]*placementTarget
-	// rendered is the ManifestWork spec of each chosen cluster.
+	// clusters are the chosen clusters as rendering needs them.
+	clusters []render.Cluster
+	// rendered is the ManifestWork spec of each chosen cluster, from
+	// revision rendering.
 	rendered map[string]workv1.ManifestWorkSpec
+	// revisions are the replica set's revisions, oldest first; current is
+	// that of its spec; rendering is the one the works are rendered from:
+	// current, or while current is rolled back the revision rolled back to.
+	revisions          []*appsv1.ControllerRevision
+	current, rendering *appsv1.ControllerRevision
 	// works are the replica set's ManifestWorks by cluster, as they are
 	// after this reconcile's writes.
 	works map[string]*workv1.ManifestWork
@@ -66,8 +85,17 @@ type scope struct {
 	missingNamespace []string
 	// kept are the clusters that left the decisions while the hub tainted
 	// them for health and keep their work, and what for.
-	kept   map[string]failover.Kept
-	events reconcile.Events
+	kept map[string]failover.Kept
+	// rollback is where the rollback of a failed current revision stands
+	// (nil: the current revision is not rolled back).
+	rollback *rollbackState
+	// retry: a write of this reconcile lost a race (a conflict); the later
+	// phases write nothing and leave the status as it is, and the
+	// reconcile runs again after conflictRetry.
+	retry bool
+	// checker runs the replica set's health check.
+	checker *health.Checker
+	events  reconcile.Events
 }
 
 // Reconcile fans out one ManifestWorkReplicaSet.
@@ -79,6 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	owner := ownerValue(mwrs.Namespace, mwrs.Name)
 	if !mwrs.DeletionTimestamp.IsZero() {
 		r.written.forget(owner)
+		r.writtenRevisions.forget(owner)
 		return r.finalize(ctx, mwrs, owner)
 	}
 	if !controllerutil.ContainsFinalizer(mwrs, workv1alpha1.ManifestWorkReplicaSetFinalizer) {
@@ -91,12 +120,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	s := &scope{mwrs: mwrs, now: time.Now(), owner: owner}
+	s := &scope{mwrs: mwrs, now: time.Now(), owner: owner, checker: r.Health}
 	before := mwrs.DeepCopy()
 	defer func() {
 		result, retErr = reconcile.FinishStatus(ctx, mwrs, r.patchStatus(ctx, before, mwrs), result, retErr, conflictRetry, r.Recorder, s.events)
 	}()
-	return reconcile.RunPhases(ctx, s, r.findTargets, r.listWorks, r.syncWorks, r.setStatus)
+	return reconcile.RunPhases(ctx, s, r.findTargets, r.syncRevisions, r.listWorks, r.checkRollback, r.syncWorks, r.markComplete, r.setStatus)
 }
 
 // patchStatus writes the status as a merge patch of what changed. Only

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
@@ -21,6 +22,7 @@ import (
 	clusterv1beta1 "github.com/flotilla-io/flotilla/api/cluster/v1beta1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/health"
 )
 
 // Client-side rate limit of the ManifestWork writer: a fan-out to 1,000
@@ -42,16 +44,17 @@ func Setup(mgr manager.Manager) error {
 	if err != nil {
 		return fmt.Errorf("set up the ManifestWorkReplicaSet controller: ManifestWork client: %w", err)
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Works: works, Writer: writer, Recorder: mgr.GetEventRecorder(recorderName)}
+	r := &Reconciler{Client: mgr.GetClient(), Works: works, Revisions: works, Writer: writer, Recorder: mgr.GetEventRecorder(recorderName), Health: health.NewChecker()}
 	if err := r.SetupWithManager(mgr, works); err != nil {
 		return fmt.Errorf("set up the ManifestWorkReplicaSet controller: %w", err)
 	}
 	return nil
 }
 
-// newWorkCache starts, with the manager, a cache of the ManifestWorks that
-// carry ManifestWorkReplicaSetLabel only, indexed by that label: at 5,000
-// cluster namespaces the other works are none of this controller's business.
+// newWorkCache starts, with the manager, a cache of the ManifestWorks and
+// ControllerRevisions that carry ManifestWorkReplicaSetLabel only, indexed
+// by that label: at 5,000 cluster namespaces the other works are none of
+// this controller's business, nor are the hub's other ControllerRevisions.
 func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
 	owned, err := labels.NewRequirement(workv1.ManifestWorkReplicaSetLabel, selection.Exists, nil)
 	if err != nil {
@@ -61,9 +64,11 @@ func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
 		Scheme: mgr.GetScheme(),
 		Mapper: mgr.GetRESTMapper(),
 		ByObject: map[client.Object]cache.ByObject{
-			&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*owned)},
+			&workv1.ManifestWork{}:       {Label: labels.NewSelector().Add(*owned)},
+			&appsv1.ControllerRevision{}: {Label: labels.NewSelector().Add(*owned)},
 		},
-		// Only ManifestWorks are read from here; anything else is a bug.
+		// Only ManifestWorks and ControllerRevisions are read from here;
+		// anything else is a bug.
 		ReaderFailOnMissingInformer: true,
 		// The controller never reads their managed fields.
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -71,16 +76,22 @@ func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the ManifestWork cache: %w", err)
 	}
-	if _, err := c.GetInformer(context.Background(), &workv1.ManifestWork{}); err != nil {
-		return nil, fmt.Errorf("ManifestWork informer: %w", err)
-	}
-	if err := c.IndexField(context.Background(), &workv1.ManifestWork{}, ownerIndex, func(o client.Object) []string {
+	byOwner := func(o client.Object) []string {
 		if v := o.GetLabels()[workv1.ManifestWorkReplicaSetLabel]; v != "" {
 			return []string{v}
 		}
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("index ManifestWorks by replica set: %w", err)
+	}
+	for _, o := range []struct {
+		obj  client.Object
+		kind string
+	}{{&workv1.ManifestWork{}, "ManifestWork"}, {&appsv1.ControllerRevision{}, "ControllerRevision"}} {
+		if _, err := c.GetInformer(context.Background(), o.obj); err != nil {
+			return nil, fmt.Errorf("%s informer: %w", o.kind, err)
+		}
+		if err := c.IndexField(context.Background(), o.obj, ownerIndex, byOwner); err != nil {
+			return nil, fmt.Errorf("index %ss by replica set: %w", o.kind, err)
+		}
 	}
 	if err := mgr.Add(c); err != nil {
 		return nil, fmt.Errorf("add the ManifestWork cache: %w", err)
@@ -89,7 +100,7 @@ func newWorkCache(mgr manager.Manager) (cache.Cache, error) {
 }
 
 // SetupWithManager registers the reconciler, its indexes and its watches;
-// works is the cache of replica-set ManifestWorks.
+// works is the cache of replica-set ManifestWorks and ControllerRevisions.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, works cache.Cache) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -105,6 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, works cache.Cache) error
 		Named("manifestworkreplicaset").
 		For(&workv1alpha1.ManifestWorkReplicaSet{}, builder.WithPredicates(replicaSetChanged())).
 		WatchesRawSource(source.Kind(works, &workv1.ManifestWork{}, handler.TypedEnqueueRequestsFromMapFunc(ownerOfWork))).
+		WatchesRawSource(source.Kind(works, &appsv1.ControllerRevision{}, handler.TypedEnqueueRequestsFromMapFunc(ownerOfRevision))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfDecision)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfPlacement), specChanged).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfCluster), builder.WithPredicates(clusterChanged())).

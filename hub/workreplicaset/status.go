@@ -23,12 +23,16 @@ import (
 // setStatus writes the summaries and conditions into the replica set (the
 // deferred patch sends them), and ends invalid input with a TerminalError.
 func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error) {
+	if s.retry {
+		return ctrl.Result{}, nil
+	}
 	st := &s.mwrs.Status
 	st.Summary, st.PlacementsSummary = summarize(s)
 	old := map[string]metav1.Condition{}
 	for _, c := range st.Conditions {
 		old[c.Type] = c
 	}
+	rb := rolledBack(s)
 	for _, c := range []metav1.Condition{placementVerified(s), manifestworkApplied(s), placementRolledOut(s)} {
 		c.ObservedGeneration = s.mwrs.Generation
 		meta.SetStatusCondition(&st.Conditions, c)
@@ -36,16 +40,44 @@ func (r *Reconciler) setStatus(_ context.Context, s *scope) (ctrl.Result, error)
 			continue
 		}
 		switch {
+		case rb != nil && c.Type == workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut:
+			// Condition RolledBack's event says it.
 		case c.Reason == workv1alpha1.ReasonComplete:
 			s.events.Add(corev1.EventTypeNormal, "RolloutComplete", "Rollout", "%s", c.Message)
 		case c.Status == metav1.ConditionFalse && c.Reason != workv1alpha1.ReasonProcessing && c.Reason != workv1alpha1.ReasonProgressing:
 			s.events.Add(corev1.EventTypeWarning, c.Reason, "Reconcile", "%s: %s", c.Type, c.Message)
 		}
 	}
+	setRolledBack(s, rb, old[workv1alpha1.ManifestWorkReplicaSetConditionRolledBack])
 	if s.invalid != nil {
 		return ctrl.Result{}, reconcile.TerminalError(s.invalid)
 	}
 	return ctrl.Result{}, nil
+}
+
+// setRolledBack sets condition RolledBack to rb, or removes it when the
+// current revision is not rolled back (nil), and says a change of its
+// reason in an event. With input that cannot be rendered it stays as it
+// was: nothing is rolled out until the spec is fixed.
+func setRolledBack(s *scope, rb *metav1.Condition, prev metav1.Condition) {
+	st := &s.mwrs.Status
+	switch {
+	case s.invalid != nil:
+		return
+	case rb == nil:
+		meta.RemoveStatusCondition(&st.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionRolledBack)
+		return
+	}
+	rb.ObservedGeneration = s.mwrs.Generation
+	meta.SetStatusCondition(&st.Conditions, *rb)
+	if prev.Reason == rb.Reason && prev.Status == rb.Status {
+		return
+	}
+	kind := corev1.EventTypeWarning
+	if rb.Reason == workv1alpha1.ReasonRolledBack {
+		kind = corev1.EventTypeNormal
+	}
+	s.events.Add(kind, rb.Reason, "Rollback", "%s", rb.Message)
 }
 
 // summarize counts the works of the chosen clusters, of all placements
@@ -221,6 +253,12 @@ func placementRolledOut(s *scope) metav1.Condition {
 	case s.invalid != nil:
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
 		cond.Message = "nothing is rolled out until the spec is fixed (see ManifestworkApplied)"
+	case s.rollback != nil:
+		// The current revision failed: its rollout is not complete, whatever
+		// becomes of the rollback, which condition RolledBack tells.
+		rb := rolledBack(s)
+		cond.Status, cond.Reason = metav1.ConditionFalse, rb.Reason
+		cond.Message = fmt.Sprintf("the rollout of revision %d stopped: %s", s.rollback.failed.Revision, rb.Message)
 	case len(stopped) > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
 		cond.Message = strings.Join(append(append(stopped, progressing...), waiting...), "; ")

@@ -17,6 +17,7 @@ import (
 	clusterv1 "github.com/flotilla-io/flotilla/api/cluster/v1"
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	"github.com/flotilla-io/flotilla/hub/failover"
+	"github.com/flotilla-io/flotilla/hub/workreplicaset/health"
 	"github.com/flotilla-io/flotilla/internal/parallel"
 )
 
@@ -40,14 +41,14 @@ func (r *Reconciler) listWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 // deletes the works of clusters that left, but those kept for failover.
 // With invalid input it writes nothing: the works stay as they are.
 func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.invalid != nil {
+	if s.invalid != nil || s.retry {
 		return ctrl.Result{}, nil
 	}
 	var jobs []func(context.Context) error
 	var mu sync.Mutex
 	var result ctrl.Result
+	s.decide()
 	for _, pt := range s.placements {
-		pt.rollout = pausedIf(rollout.Decide(s.states(pt), pt.strategy, s.now), paused(s.mwrs))
 		for _, c := range pt.rollout.Push {
 			spec, cur := s.rendered[c], s.works[c]
 			jobs = append(jobs, func(ctx context.Context) error {
@@ -95,8 +96,8 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.written.forget(s.owner, w.Namespace)
 	}
 	// The status describes the state after the writes.
+	s.decide()
 	for _, pt := range s.placements {
-		pt.rollout = pausedIf(rollout.Decide(s.states(pt), pt.strategy, s.now), paused(s.mwrs))
 		if pt.rollout.RequeueAfter > 0 && (result.RequeueAfter == 0 || pt.rollout.RequeueAfter < result.RequeueAfter) {
 			result.RequeueAfter = pt.rollout.RequeueAfter
 		}
@@ -104,26 +105,47 @@ func (r *Reconciler) syncWorks(ctx context.Context, s *scope) (ctrl.Result, erro
 	return result, nil
 }
 
+// decide decides each placement's rollout step on the works as they are:
+// by its strategy, held by a rollback that cannot go on, and by a pause.
+func (s *scope) decide() {
+	for _, pt := range s.placements {
+		pt.rollout = rollout.Decide(s.states(pt), pt.strategy, s.now)
+	}
+	s.holdRollback()
+	for _, pt := range s.placements {
+		pt.rollout = pausedIf(pt.rollout, paused(s.mwrs))
+	}
+}
+
 // states are the rollout states of the clusters a placement rolls out.
 func (s *scope) states(pt *placementTarget) []rollout.Cluster {
 	out := make([]rollout.Cluster, 0, len(pt.clusters))
+	healthy := func(w *workv1.ManifestWork) bool { return s.health(w).Healthy }
 	for _, c := range pt.clusters {
 		spec := s.rendered[c]
-		out = append(out, stateOf(c, pt.groups[c], s.works[c], &spec))
+		out = append(out, stateOf(c, pt.groups[c], s.works[c], &spec, healthy))
 	}
 	return out
+}
+
+// health checks w with the replica set's health check.
+func (s *scope) health(w *workv1.ManifestWork) health.Result {
+	if s.checker == nil {
+		return health.Result{Healthy: true}
+	}
+	return s.checker.Check(s.mwrs.Spec.HealthCheck, w)
 }
 
 // writeWork creates cluster's work, or updates cur to spec.
 func (r *Reconciler) writeWork(ctx context.Context, s *scope, cluster, placement string, spec workv1.ManifestWorkSpec, cur *workv1.ManifestWork) (*workv1.ManifestWork, error) {
 	if cur == nil {
-		w := newWork(s.mwrs, s.owner, cluster, placement, spec, s.now)
+		w := newWork(s.mwrs, s.owner, cluster, placement, s.rendering.Name, spec, s.now)
 		if err := r.Writer.Create(ctx, w); err != nil {
 			return nil, fmt.Errorf("create ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
 		}
 		return w, nil
 	}
-	w := updatedWork(cur, placement, spec, s.now)
+	w := updatedWork(cur, placement, s.rendering.Name, spec, s.now)
 	if err := r.Writer.Update(ctx, w); err != nil {
 		return nil, fmt.Errorf("update ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
 	}

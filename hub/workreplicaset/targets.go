@@ -83,6 +83,7 @@ func (r *Reconciler) findTargets(ctx context.Context, s *scope) (ctrl.Result, er
 	if s.invalid != nil {
 		return ctrl.Result{}, nil
 	}
+	s.clusters = clusters
 	rendered, err := render.Plan(&s.mwrs.Spec, clusters)
 	if err != nil {
 		s.invalid = err

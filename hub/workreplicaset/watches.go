@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -75,6 +76,16 @@ func clusterChanged() predicate.Predicate {
 func ownerOfWork(_ context.Context, w *workv1.ManifestWork) []reconcile.Request {
 	ns, name, ok := strings.Cut(w.Labels[workv1.ManifestWorkReplicaSetLabel], ".")
 	if !ok {
+		return nil
+	}
+	return []reconcile.Request{request(ns, name)}
+}
+
+// ownerOfRevision maps a ControllerRevision to the replica set its label
+// names: a revision deleted or changed by someone else is looked at again.
+func ownerOfRevision(_ context.Context, cr *appsv1.ControllerRevision) []reconcile.Request {
+	ns, name, ok := strings.Cut(cr.Labels[workv1.ManifestWorkReplicaSetLabel], ".")
+	if !ok || ns != cr.Namespace {
 		return nil
 	}
 	return []reconcile.Request{request(ns, name)}

@@ -33,8 +33,9 @@ func (r *Reconciler) ownWorks(ctx context.Context, owner string) ([]*workv1.Mani
 	return out, nil
 }
 
-// newWork is the ManifestWork of a replica set for a cluster.
-func newWork(mwrs *workv1alpha1.ManifestWorkReplicaSet, owner, cluster, placement string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
+// newWork is the ManifestWork of a replica set for a cluster, rendered
+// from the revision named revision.
+func newWork(mwrs *workv1alpha1.ManifestWorkReplicaSet, owner, cluster, placement, revision string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
 	return &workv1.ManifestWork{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: cluster,
@@ -43,14 +44,18 @@ func newWork(mwrs *workv1alpha1.ManifestWorkReplicaSet, owner, cluster, placemen
 				workv1.ManifestWorkReplicaSetLabel:              owner,
 				workv1.ManifestWorkReplicaSetPlacementNameLabel: placement,
 			},
-			Annotations: map[string]string{workv1alpha1.RolloutTimeAnnotation: now.UTC().Format(time.RFC3339)},
+			Annotations: map[string]string{
+				workv1alpha1.RolloutTimeAnnotation: now.UTC().Format(time.RFC3339),
+				workv1alpha1.RevisionAnnotation:    revision,
+			},
 		},
 		Spec: spec,
 	}
 }
 
-// updatedWork is cur with spec written now, for placement.
-func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
+// updatedWork is cur with spec, rendered from the revision named
+// revision, written now, for placement.
+func updatedWork(cur *workv1.ManifestWork, placement, revision string, spec workv1.ManifestWorkSpec, now time.Time) *workv1.ManifestWork {
 	w := cur.DeepCopy()
 	w.Labels = maps.Clone(cur.Labels)
 	w.Labels[workv1.ManifestWorkReplicaSetPlacementNameLabel] = placement
@@ -58,6 +63,7 @@ func updatedWork(cur *workv1.ManifestWork, placement string, spec workv1.Manifes
 		w.Annotations = map[string]string{}
 	}
 	w.Annotations[workv1alpha1.RolloutTimeAnnotation] = now.UTC().Format(time.RFC3339)
+	w.Annotations[workv1alpha1.RevisionAnnotation] = revision
 	w.Spec = spec
 	return w
 }
@@ -88,7 +94,9 @@ func normalized(spec *workv1.ManifestWorkSpec) any {
 }
 
 // stateOf is what the rollout knows of cluster's work w (nil: none yet).
-func stateOf(cluster string, g rollout.Group, w *workv1.ManifestWork, rendered *workv1.ManifestWorkSpec) rollout.Cluster {
+// Available means Available for the work's generation and healthy by the
+// replica set's health check (healthy reads it; nil: no check).
+func stateOf(cluster string, g rollout.Group, w *workv1.ManifestWork, rendered *workv1.ManifestWorkSpec, healthy func(*workv1.ManifestWork) bool) rollout.Cluster {
 	c := rollout.Cluster{Name: cluster, Group: g}
 	if w == nil || rendered == nil {
 		return c
@@ -96,6 +104,9 @@ func stateOf(cluster string, g rollout.Group, w *workv1.ManifestWork, rendered *
 	c.Updated = SpecEqual(&w.Spec, rendered)
 	c.PushedAt = PushedAt(w)
 	c.AvailableSince, c.Available = availableSince(w)
+	if c.Available && c.Updated && healthy != nil && !healthy(w) {
+		c.Available, c.AvailableSince = false, time.Time{}
+	}
 	if d := currentCondition(w, workv1.WorkDegraded); d != nil && d.Status == metav1.ConditionTrue {
 		c.Degraded = true
 	}

@@ -433,6 +433,9 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "sign", Group: "certificates.k8s.io", Resource: "signers", Name: "kubernetes.io/kube-apiserver-client"}, false},
 			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "list", Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs"}, true},
 			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "list", Group: "proxy.open-cluster-management.io", Resource: "managedproxyconfigurations"}, false},
+			// Revisions of ManifestWorkReplicaSets are ControllerRevisions; the hub's apps rights end there.
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}, true},
+			{hubCluster, hubSA, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "deployments", Namespace: "default"}, false},
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "secrets", Namespace: addon.DefaultInstallNamespace}, true},
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: addon.DefaultInstallNamespace}, true},
 			{spoke, agentSA, authorizationv1.ResourceAttributes{Verb: "create", Resource: "secrets", Namespace: "charted-elsewhere"}, false},
