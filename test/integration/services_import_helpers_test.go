@@ -255,25 +255,27 @@ func addressesFrom(items []discoveryv1.EndpointSlice, cluster string) []string {
 	return out
 }
 
-// resourceVersions maps every object the agent wrote into the cluster
-// (ServiceImports, derived Services, imported EndpointSlices) to its
-// resourceVersion: what a spec compares to tell whether it was written.
-func (sc *importCluster) resourceVersions(ctx context.Context) map[string]string {
+// resourceVersions maps every object the agent wrote into the cluster's
+// namespace ns (ServiceImports, derived Services, imported EndpointSlices)
+// to its resourceVersion: what a spec compares to tell whether it was
+// written. Only ns: an earlier spec's objects still going away elsewhere are
+// not this spec's writes.
+func (sc *importCluster) resourceVersions(ctx context.Context, ns string) map[string]string {
 	GinkgoHelper()
 	out := map[string]string{}
-	sel := client.HasLabels{mcs.ClusterSetLabel}
+	sel := []client.ListOption{client.HasLabels{mcs.ClusterSetLabel}, client.InNamespace(ns)}
 	sis := &mcsv1beta1.ServiceImportList{}
-	Expect(sc.c.List(ctx, sis, sel)).To(Succeed())
+	Expect(sc.c.List(ctx, sis, sel...)).To(Succeed())
 	for _, o := range sis.Items {
 		out["ServiceImport "+o.Namespace+"/"+o.Name] = o.ResourceVersion
 	}
 	svcs := &corev1.ServiceList{}
-	Expect(sc.c.List(ctx, svcs, sel)).To(Succeed())
+	Expect(sc.c.List(ctx, svcs, sel...)).To(Succeed())
 	for _, o := range svcs.Items {
 		out["Service "+o.Namespace+"/"+o.Name] = o.ResourceVersion
 	}
 	eps := &discoveryv1.EndpointSliceList{}
-	Expect(sc.c.List(ctx, eps, sel)).To(Succeed())
+	Expect(sc.c.List(ctx, eps, sel...)).To(Succeed())
 	for _, o := range eps.Items {
 		out["EndpointSlice "+o.Namespace+"/"+o.Name] = o.ResourceVersion
 	}

@@ -235,7 +235,7 @@ var _ = Describe("services import", Ordered, func() {
 		By("one pod going not ready")
 		items := c.importSlices(ctx, ns, "big")()
 		changed := items[1].Endpoints[0].Addresses[0]
-		rv := c.resourceVersions(ctx)
+		rv := c.resourceVersions(ctx, ns)
 		for i := range 250 {
 			if podIP(7, i) == changed {
 				a.setPodReady(ctx, ns, "big-"+strconv.Itoa(i), false)
@@ -252,7 +252,7 @@ var _ = Describe("services import", Ordered, func() {
 			}
 			return true
 		}, "20s").Should(BeFalse())
-		Consistently(func() map[string]string { return withoutKey(c.resourceVersions(ctx), key) }, "2s").Should(Equal(withoutKey(rv, key)))
+		Consistently(func() map[string]string { return withoutKey(c.resourceVersions(ctx, ns), key) }, "2s").Should(Equal(withoutKey(rv, key)))
 
 		By("scaling down to 50 pods: one slice")
 		for i := 50; i < 250; i++ {
@@ -282,8 +282,8 @@ var _ = Describe("services import", Ordered, func() {
 				g.Expect(addressesFrom(c.importSlices(ctx, ns, name(i))(), a.name)).To(Equal(podIPs(100+i, 2)), name(i))
 			}
 		}, "90s").Should(Succeed())
-		settled := c.resourceVersions(ctx)
-		Consistently(func() map[string]string { return c.resourceVersions(ctx) }, "2s").Should(Equal(settled))
+		settled := c.resourceVersions(ctx, ns)
+		Consistently(func() map[string]string { return c.resourceVersions(ctx, ns) }, "2s").Should(Equal(settled))
 
 		By("settled: no get or list of its objects, no write")
 		reads, writes := c.spokeReads()
@@ -436,16 +436,22 @@ var _ = Describe("services import", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(c.importSlices(ctx, ns, "keep")()).To(HaveLen(3))
 			g.Expect(addressesFrom(c.importSlices(ctx, ns, "keep")(), a.name)).To(HaveLen(150))
+			g.Expect(addressesFrom(c.importSlices(ctx, ns, "keep")(), b.name)).To(Equal(podIPs(16, 3)))
 			g.Expect(c.importSlices(ctx, ns, "hl")()).To(HaveLen(1))
+			g.Expect(addressesFrom(c.importSlices(ctx, ns, "hl")(), b.name)).To(Equal(podIPs(17, 2)))
 			g.Expect(c.importSlices(ctx, ns, "gone")()).To(HaveLen(1))
-			si := c.serviceImport(ctx, ns, "keep")()
-			g.Expect(si).NotTo(BeNil())
-			g.Expect(si.Spec.IPs).NotTo(BeEmpty())
-			g.Expect(si.Status.Conditions).To(ContainElement(HaveField("Status", metav1.ConditionTrue)))
+			for _, name := range []string{"keep", "hl", "gone"} {
+				si := c.serviceImport(ctx, ns, name)()
+				g.Expect(si).NotTo(BeNil(), name)
+				if name != "hl" {
+					g.Expect(si.Spec.IPs).NotTo(BeEmpty(), name)
+				}
+				g.Expect(si.Status.Conditions).To(ContainElement(HaveField("Status", metav1.ConditionTrue)), name)
+			}
 		}, "60s").Should(Succeed())
 		// Settled: nothing more is written.
-		settled := c.resourceVersions(ctx)
-		Consistently(func() map[string]string { return c.resourceVersions(ctx) }, "2s").Should(Equal(settled))
+		settled := c.resourceVersions(ctx, ns)
+		Consistently(func() map[string]string { return c.resourceVersions(ctx, ns) }, "2s").Should(Equal(settled))
 
 		By("while c's agent is stopped: an export goes, and someone deletes one of c's imported slices")
 		c.agent.stop()
@@ -453,7 +459,7 @@ var _ = Describe("services import", Ordered, func() {
 		Eventually(b.serviceImport(ctx, ns, "gone"), "20s").Should(BeNil())
 		deleted := c.importSlices(ctx, ns, "keep")()[0]
 		Expect(c.c.Delete(ctx, &deleted)).To(Succeed())
-		rv := c.resourceVersions(ctx)
+		rv := c.resourceVersions(ctx, ns)
 		deletedKey := "EndpointSlice " + ns + "/" + deleted.Name
 		for k := range rv {
 			if k == "ServiceImport "+ns+"/gone" || k == "Service "+ns+"/"+mcs.DerivedServiceName(ns, "gone") || strings.HasPrefix(k, "EndpointSlice "+ns+"/gone-") {
@@ -474,7 +480,7 @@ var _ = Describe("services import", Ordered, func() {
 		Eventually(addresses(ctx, c, ns, "keep", a)).Should(Equal(podIPs(15, 150)))
 
 		By("and writes nothing else")
-		unchanged := func() map[string]string { return withoutKey(c.resourceVersions(ctx), deletedKey) }
+		unchanged := func() map[string]string { return withoutKey(c.resourceVersions(ctx, ns), deletedKey) }
 		Eventually(unchanged).Should(Equal(rv))
 		Consistently(unchanged, "3s").Should(Equal(rv))
 
