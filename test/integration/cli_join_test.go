@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/internal/addon"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
 
@@ -167,15 +168,61 @@ var _ = Describe("CLI join", Ordered, func() {
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:flotilla-agent"}},
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:flotilla-agent:execution"}},
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}},
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}},
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addon.DefaultInstallNamespace}},
 		} {
 			Eventually(func() error {
 				return spoke.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 			}).Should(Satisfy(apierrors.IsNotFound), "%T %s", obj, client.ObjectKeyFromObject(obj))
 		}
 		Expect(spoke.Client.Get(ctx, client.ObjectKeyFromObject(workload), workload)).To(Succeed())
+		for _, removed := range []string{"Role " + addon.DefaultInstallNamespace + "/" + addOnsRole, "RoleBinding " + addon.DefaultInstallNamespace + "/" + addOnsRole, "Namespace " + addon.DefaultInstallNamespace} {
+			Expect(res.Stderr).To(ContainSubstring("Cluster: removed "+removed), "unjoin says what it removed")
+		}
 
 		res = onSpoke(ctx, "unjoin", "--cluster-name", "cli-join")
 		Expect(res.Code).To(Equal(0), res.Stderr)
 		Expect(res.Stderr).To(ContainSubstring("Nothing to remove"))
 	})
+
+	It("leaves an add-ons' namespace a user made, and removes only the agent's Role and RoleBinding there", func(ctx SpecContext) {
+		Eventually(func() error {
+			return spoke.Client.Get(ctx, client.ObjectKey{Name: addon.DefaultInstallNamespace}, &corev1.Namespace{})
+		}).Should(Satisfy(apierrors.IsNotFound), "the namespace of the spec before is gone")
+		users := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addon.DefaultInstallNamespace, Labels: map[string]string{"team": "platform"}}}
+		Expect(spoke.Client.Create(ctx, users)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(spoke.Client.Delete(ctx, users))).To(Succeed()) })
+		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: "the-users"}}
+		Expect(spoke.Client.Create(ctx, theirs)).To(Succeed())
+
+		res := onSpoke(ctx, "join", "--hub-token", token.HubToken, "--hub-apiserver", token.HubAPIServer, "--cluster-name", "cli-join")
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(spoke.Client.Get(ctx, client.ObjectKeyFromObject(users), users)).To(Succeed())
+		Expect(users.Labels).NotTo(HaveKey("app.kubernetes.io/name"), "join took the user's namespace over")
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}, &rbacv1.Role{})).To(Succeed(), "join lets the agent write add-on Secrets there")
+
+		res = onSpoke(ctx, "unjoin", "--cluster-name", "cli-join")
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(res.Stderr).To(ContainSubstring("Cluster: removed Role " + addon.DefaultInstallNamespace + "/" + addOnsRole))
+		Expect(res.Stderr).NotTo(ContainSubstring("Cluster: removed Namespace " + addon.DefaultInstallNamespace))
+		for _, obj := range []client.Object{
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}},
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultNamespace}},
+		} {
+			Eventually(func() error {
+				return spoke.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+			}).Should(Satisfy(apierrors.IsNotFound), "%T %s", obj, client.ObjectKeyFromObject(obj))
+		}
+		Consistently(func() error {
+			return spoke.Client.Get(ctx, client.ObjectKeyFromObject(theirs), theirs)
+		}, "2s").Should(Succeed(), "unjoin deleted the user's namespace")
+		Expect(spoke.Client.Get(ctx, client.ObjectKeyFromObject(users), users)).To(Succeed())
+		Expect(users.DeletionTimestamp).To(BeNil())
+	})
 })
+
+// addOnsRole names the agent chart's Role and RoleBinding in each add-on
+// install namespace.
+const addOnsRole = "open-cluster-management:flotilla-agent:addons"

@@ -9,12 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
 	"github.com/flotilla-io/flotilla/agent/registration"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
+	"github.com/flotilla-io/flotilla/internal/addon"
 )
 
 type joinOptions struct {
@@ -207,7 +209,19 @@ func (o *joinOptions) runJoin(ctx context.Context, tok handshake.BootstrapToken)
 			firstLine(err.Error()), o.clusterName, held.Cert.NotAfter.UTC().Format(time.RFC3339))
 		kubeconfig = nil
 	}
-	objs, err := handshake.AgentObjects(handshake.AgentInstall{Cluster: o.clusterName, Image: o.image, LeaseDurationSeconds: o.leaseDuration, CertExpiration: o.certExpiration, HubServers: o.servers}, kubeconfig)
+	install := handshake.AgentInstall{Cluster: o.clusterName, Image: o.image, LeaseDurationSeconds: o.leaseDuration, CertExpiration: o.certExpiration, HubServers: o.servers}
+	if spoke != nil {
+		// A namespace a user made is not join's: unjoin must leave it.
+		ns := &corev1.Namespace{}
+		err := spoke.Ctrl.Get(ctx, client.ObjectKey{Name: addon.DefaultInstallNamespace}, ns)
+		switch {
+		case err == nil:
+			install.UserAddOnNamespace = !handshake.OwnsAddOnNamespace(ns)
+		case !apierrors.IsNotFound(err):
+			return cmdutil.Explain(err, spoke.Where, "read Namespace "+addon.DefaultInstallNamespace)
+		}
+	}
+	objs, err := handshake.AgentObjects(install, kubeconfig)
 	if err != nil {
 		return err
 	}

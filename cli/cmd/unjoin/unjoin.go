@@ -27,9 +27,13 @@ func NewCommand(g *cmdutil.Globals) *cobra.Command {
 		Long: `Remove the Flotilla agent from the cluster of --kubeconfig: its Deployment,
 ServiceAccount, RBAC (ClusterRoles and ClusterRoleBindings
 open-cluster-management:flotilla-agent...), its secrets (bootstrap and hub
-credentials) and its namespace open-cluster-management-agent.
+credentials) and its namespace open-cluster-management-agent; the Role and
+RoleBinding open-cluster-management:flotilla-agent:addons in the add-ons'
+install namespaces, and namespace open-cluster-management-agent-addon when
+join or the agent chart made it (with the add-on agents running there, as
+OCM's klusterlet removes it), never when a user made it.
 
-What the agent applied stays: workloads from ManifestWorks, their
+What the agent applied elsewhere stays: workloads from ManifestWorks, their
 AppliedManifestWorks, objects enforced by policies, and the namespace named
 after the cluster, where the agent keeps its policies' ConfigurationPolicies
 and CertificatePolicies (as OCM's agent does). Once nothing else lives
@@ -123,6 +127,9 @@ func unjoin(ctx context.Context, g *cmdutil.Globals, c *cmdutil.Clients, cluster
 			return err
 		}
 	}
+	if err := removeAddOnObjects(ctx, c, labels, remove); err != nil {
+		return err
+	}
 	// The namespace takes the ServiceAccount, Role and RoleBinding with it.
 	if err := remove("Namespace", &corev1.Namespace{ObjectMeta: handshake.AgentNamespace().ObjectMeta}); err != nil {
 		return err
@@ -141,5 +148,55 @@ To remove the cluster from the hub, run there:
 
     kubectl delete managedcluster %s
 `, clusterName, clusterName, clusterName, clusterName)
+	return nil
+}
+
+// addOnsRoleName names the chart's Role (and RoleBinding) in each add-on
+// install namespace (deploy/charts/flotilla-agent/templates/addons.yaml).
+const addOnsRoleName = "open-cluster-management:flotilla-agent:addons"
+
+// removeAddOnObjects removes what join (the agent chart) made for add-ons:
+// in each install namespace the Role and RoleBinding that let the agent
+// write add-on Secrets there, and the namespace itself when the chart made
+// it (it carries the chart's labels; join leaves one a user made as it is).
+func removeAddOnObjects(ctx context.Context, c *cmdutil.Clients, labels client.MatchingLabels, remove func(string, client.Object) error) error {
+	roles := &rbacv1.RoleList{}
+	if err := c.Ctrl.List(ctx, roles, labels); err != nil {
+		return cmdutil.Explain(err, c.Where, "list the agent's Roles")
+	}
+	bindings := &rbacv1.RoleBindingList{}
+	if err := c.Ctrl.List(ctx, bindings, labels); err != nil {
+		return cmdutil.Explain(err, c.Where, "list the agent's RoleBindings")
+	}
+	var installNamespaces []string
+	for _, r := range roles.Items {
+		if r.Name == addOnsRoleName && r.Namespace != agent.DefaultNamespace {
+			installNamespaces = append(installNamespaces, r.Namespace)
+		}
+	}
+	for _, ns := range installNamespaces {
+		for i := range bindings.Items {
+			if b := &bindings.Items[i]; b.Namespace == ns && b.Name == addOnsRoleName {
+				if err := remove("RoleBinding", b); err != nil {
+					return err
+				}
+			}
+		}
+		if err := remove("Role", &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: addOnsRoleName}}); err != nil {
+			return err
+		}
+		namespace := &corev1.Namespace{}
+		if err := c.Ctrl.Get(ctx, client.ObjectKey{Name: ns}, namespace); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return cmdutil.Explain(err, c.Where, "read Namespace "+ns)
+		}
+		if handshake.OwnsAddOnNamespace(namespace) && namespace.DeletionTimestamp.IsZero() {
+			if err := remove("Namespace", namespace); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

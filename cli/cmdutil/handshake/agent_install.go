@@ -52,6 +52,16 @@ type AgentInstall struct {
 	// HubServers are further host:port addresses of the hub (the agent's
 	// --hub-server).
 	HubServers []string
+	// UserAddOnNamespace: the add-ons' namespace exists and was not made by
+	// join or the chart. Join leaves it as it is (the chart's
+	// addons.createNamespaces false), so that unjoin never deletes it.
+	UserAddOnNamespace bool
+}
+
+// OwnsAddOnNamespace says whether ns, the add-ons' namespace, was made
+// by join or the agent chart: it carries the chart's name label.
+func OwnsAddOnNamespace(ns *corev1.Namespace) bool {
+	return ns.Labels["app.kubernetes.io/name"] == AgentName
 }
 
 // agentChartValues are the values of the flotilla-agent chart that make
@@ -66,6 +76,9 @@ func agentChartValues(a AgentInstall, kubeconfig []byte) map[string]any {
 		"leaseDurationSeconds": a.LeaseDurationSeconds,
 		"image":                map[string]any{"reference": a.Image},
 		"bootstrap":            map[string]any{"create": kubeconfig != nil, "kubeconfig": string(kubeconfig)},
+	}
+	if a.UserAddOnNamespace {
+		values["addons"] = map[string]any{"createNamespaces": false}
 	}
 	if len(a.HubServers) > 0 {
 		servers := make([]any, len(a.HubServers))
