@@ -45,6 +45,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/search"
 	"github.com/flotilla-io/flotilla/hub/services"
 	"github.com/flotilla-io/flotilla/hub/work"
+	rsadmission "github.com/flotilla-io/flotilla/hub/workreplicaset/admission"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
 	"github.com/flotilla-io/flotilla/manifests"
@@ -457,6 +458,7 @@ func newManager(cfg *rest.Config, opts Options) (mgr manager.Manager, err error)
 	if opts.Webhook.enabled() {
 		work.SetupWebhook(mgr)
 		policy.SetupWebhook(mgr)
+		rsadmission.SetupWebhook(mgr)
 		mgr.GetWebhookServer().Register(conversion.Path, conversion.Handler{})
 		if err := mgr.AddReadyzCheck("webhook", webhookReady(&opts.Webhook, mgr.GetWebhookServer().StartedChecker())); err != nil {
 			return nil, err

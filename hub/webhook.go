@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/controlplane"
 	"github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
+	rsadmission "github.com/flotilla-io/flotilla/hub/workreplicaset/admission"
 )
 
 // DefaultWebhookPort is the port of the admission webhook server of a hub
@@ -269,6 +270,9 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 	if err := policy.InstallWebhook(ctx, client, w.AdvertiseURL, w.Service, w.CABundle); err != nil {
 		return err
 	}
+	if err := rsadmission.Install(ctx, client, w.AdvertiseURL, w.Service, w.CABundle); err != nil {
+		return err
+	}
 	if err := conversion.Install(ctx, apiextensionsclient.NewForConfigOrDie(cfg), addOnConversion(w)); err != nil {
 		return err
 	}
@@ -285,6 +289,12 @@ func startWebhook(ctx context.Context, cfg *rest.Config, mgr manager.Manager, w 
 		return err
 	}
 	if err := webhookCalled(ctx, mgr.GetClient(), w.AdvertiseURL); err != nil {
+		return err
+	}
+	// The ManifestWorkReplicaSet webhook's configuration is read by
+	// another informer of the API server: a replica set written before it
+	// is would be stored without its author.
+	if err := rsadmission.WaitCalled(ctx, mgr.GetClient(), Namespace); err != nil {
 		return err
 	}
 	w.registered.Store(true)
