@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -27,6 +29,11 @@ type Reconciler struct {
 	Client client.Client
 	// Works reads the add-ons' ManifestWorks (label AddOnNameLabel).
 	Works client.Reader
+	// wrote holds, per ManagedClusterAddOn, the resource version of the
+	// status this controller wrote last when a pass over it would find
+	// nothing more to do, so that its own write's event is no pass
+	// (ownWrite).
+	wrote sync.Map // types.NamespacedName → string
 }
 
 // state is one pass over one ManagedClusterAddOn.
@@ -57,6 +64,9 @@ type state struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := r.Client.Get(ctx, req.NamespacedName, mca); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.wrote.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	cma := &addonv1alpha1.ClusterManagementAddOn{}
@@ -80,6 +90,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			}
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("write the status of ManagedClusterAddOn %s: %w", req, client.IgnoreNotFound(perr)))
 		}
+		if awaitsOwnStatus(s.mca) {
+			r.wrote.Delete(req.NamespacedName)
+		} else {
+			r.wrote.Store(req.NamespacedName, s.mca.ResourceVersion)
+		}
 	}
 	if err == nil && s.releaseFinalizer {
 		err = r.setFinalizer(ctx, s, false)
@@ -88,6 +103,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return ctrl.Result{RequeueAfter: s.requeue}, err
+}
+
+// awaitsOwnStatus says whether the next pass over mca, as this controller
+// wrote it, has more to do: grant the hub permissions to the subject this
+// pass wrote (RegistrationApplied=False PermissionConfigPending, which the
+// contract says for one pass).
+func awaitsOwnStatus(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionRegistrationApplied)
+	return c != nil && c.Reason == ReasonPermissionConfigPending && kubeClientSubject(mca) != nil
+}
+
+// ownWrite says whether mca is, to its resource version, the status this
+// controller wrote last with nothing left for a pass over it to do: the
+// pass that wrote it computed it from the same inputs, and the other
+// inputs (cluster, works, template, configs) enqueue a pass of their own
+// when they change.
+func (r *Reconciler) ownWrite(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	rv, ok := r.wrote.Load(types.NamespacedName{Namespace: mca.Namespace, Name: mca.Name})
+	return ok && rv == mca.ResourceVersion
 }
 
 // quiet errors come from a cache that lags this controller's own writes.

@@ -24,7 +24,12 @@ func (r *Reconciler) health(_ context.Context, s *state) (bool, error) {
 	}
 	var works []*workv1.ManifestWork
 	for _, d := range s.deploy {
-		if w := s.works[d.Name]; w != nil && !s.written[d.Name] {
+		switch w := s.works[d.Name]; {
+		case s.written[d.Name]:
+			// Written in this pass: it exists, and has no status of its
+			// own yet, as the next pass will find it.
+			works = append(works, d)
+		case w != nil:
 			works = append(works, w)
 		}
 	}
