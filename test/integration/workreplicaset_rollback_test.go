@@ -179,11 +179,17 @@ func createRollbackReplicaSet(ctx SpecContext, ns, version string, cfg workv1alp
 func rollOut(ctx SpecContext, ns, version string, clusters ...string) {
 	GinkgoHelper()
 	for _, c := range clusters {
-		Eventually(func() string { return workVersion(appWork(ctx, c)) }).Should(Equal(version))
+		Eventually(clusterVersion(ctx, ns, c)).Should(Equal(version))
 		reportWork(ctx, c, "app", healthy)
 	}
 	Eventually(replicaSetCondition(ctx, ns, "app", workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)).
 		Should(haveCondition(metav1.ConditionTrue, workv1alpha1.ReasonComplete))
+}
+
+// clusterVersion returns, for Eventually, the version cluster's work of
+// replica set ns/app carries ("" before it has one).
+func clusterVersion(ctx context.Context, ns, cluster string) func() string {
+	return func() string { return replicaSetWorks(ctx, ns, "app")()[cluster] }
 }
 
 // appWork reads cluster's work "app".
@@ -252,7 +258,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 
 		By("rolling revision 2 out to the first cluster, which reports Degraded")
 		setTemplateVersion(ctx, ns, "app", "v2")
-		Eventually(func() string { return workVersion(appWork(ctx, cs[0])) }).Should(Equal("v2"))
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v2"))
 		reportWork(ctx, cs[0], "app", degraded)
 
 		By("marking revision 2 failed and moving the first cluster back to revision 1")
@@ -281,7 +287,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		By("removing the condition when a new revision becomes current")
 		setTemplateVersion(ctx, ns, "app", "v3")
 		Eventually(rolledBackCondition(ctx, ns)).Should(BeNil())
-		Eventually(func() string { return workVersion(appWork(ctx, cs[0])) }).Should(Equal("v3"))
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v3"))
 	})
 
 	It("stops with RollbackFailed when a cluster fails on the revision rolled back to, and never loops", func(ctx SpecContext) {
@@ -290,9 +296,9 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		rollOut(ctx, ns, "v1", cs...)
 		Eventually(func() map[string]string { return revisionNamed(ctx, ns, "app", "v1").Annotations }).Should(HaveKey(workv1alpha1.RevisionCompleteAnnotation))
 		setTemplateVersion(ctx, ns, "app", "v2")
-		Eventually(func() string { return workVersion(appWork(ctx, cs[0])) }).Should(Equal("v2"))
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v2"))
 		reportWork(ctx, cs[0], "app", degraded)
-		Eventually(func() string { return workVersion(appWork(ctx, cs[0])) }).Should(Equal("v1"))
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v1"))
 
 		By("failing on revision 1 too")
 		reportWork(ctx, cs[0], "app", degraded)
@@ -325,7 +331,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		untouched := workWrites(ctx, cs[2:]...)()
 		setTemplateVersion(ctx, ns, "app", "v2")
 		for _, c := range cs[:2] {
-			Eventually(func() string { return workVersion(appWork(ctx, c)) }).Should(Equal("v2"))
+			Eventually(clusterVersion(ctx, ns, c)).Should(Equal("v2"))
 			reportWork(ctx, c, "app", degraded)
 		}
 
@@ -340,7 +346,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		By("writing nothing after the restart until the first cluster is Available on revision 1")
 		Consistently(specWrites(ctx, cs...), 3*time.Second).Should(Equal(gens))
 		reportWork(ctx, cs[0], "app", healthy)
-		Eventually(func() string { return workVersion(appWork(ctx, cs[1])) }).Should(Equal("v1"))
+		Eventually(clusterVersion(ctx, ns, cs[1])).Should(Equal("v1"))
 		reportWork(ctx, cs[1], "app", healthy)
 		Eventually(rolledBackCondition(ctx, ns)).Should(haveCondition(metav1.ConditionTrue, workv1alpha1.ReasonRolledBack))
 		after := specWrites(ctx, cs...)()
