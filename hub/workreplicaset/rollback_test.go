@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/rollout"
 )
@@ -97,5 +98,19 @@ func TestHoldRollback(t *testing.T) {
 	}
 	if c := placementRolledOut(s); c.Status != metav1.ConditionFalse || c.Reason != workv1alpha1.ReasonRolledBack {
 		t.Errorf("PlacementRolledOut of a rolled back revision: %+v", c)
+	}
+}
+
+func TestStateOfHealth(t *testing.T) {
+	spec := specOf(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)
+	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: spec}
+	for _, c := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+		w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, ObservedGeneration: 2})
+	}
+	if got := stateOf("c1", rollout.Group{}, w, &spec, nil); !got.Available {
+		t.Error("a work Available for its generation without a health check is not Available")
+	}
+	if got := stateOf("c1", rollout.Group{}, w, &spec, func(*workv1.ManifestWork) bool { return false }); got.Available || !got.Updated {
+		t.Errorf("a work Available but unhealthy: %+v, want updated and not Available", got)
 	}
 }
