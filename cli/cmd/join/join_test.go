@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
+	"github.com/flotilla-io/flotilla/internal/addon"
 )
 
 func TestParseHubServers(t *testing.T) {
@@ -104,5 +105,34 @@ func TestAgentObjectsHubServers(t *testing.T) {
 		if strings.HasPrefix(a, "--hub-server") {
 			t.Errorf("no further hub address, yet %s", a)
 		}
+	}
+}
+
+// TestAgentObjectsUserAddOnNamespace: join makes the add-ons' namespace,
+// labelled as the chart's, unless a user made it: then it renders no
+// Namespace for it (so unjoin leaves it), and still the agent's Role there.
+func TestAgentObjectsUserAddOnNamespace(t *testing.T) {
+	rendered := func(user bool) (ns, role bool) {
+		t.Helper()
+		objs, err := handshake.AgentObjects(handshake.AgentInstall{Cluster: "cluster1", Image: "flotilla-agent:test", LeaseDurationSeconds: 60,
+			CertExpiration: agent.DefaultCertificateExpiration, UserAddOnNamespace: user}, []byte("kubeconfig"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			switch kind := o.GetObjectKind().GroupVersionKind().Kind; {
+			case kind == "Namespace" && o.GetName() == addon.DefaultInstallNamespace:
+				ns = o.GetLabels()["app.kubernetes.io/name"] == handshake.AgentName
+			case kind == "Role" && o.GetNamespace() == addon.DefaultInstallNamespace:
+				role = true
+			}
+		}
+		return ns, role
+	}
+	if ns, role := rendered(false); !ns || !role {
+		t.Errorf("join's own add-ons' namespace: labelled Namespace %v, Role %v; want both", ns, role)
+	}
+	if ns, role := rendered(true); ns || !role {
+		t.Errorf("a user's add-ons' namespace: Namespace %v, Role %v; want the Role alone", ns, role)
 	}
 }
