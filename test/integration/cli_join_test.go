@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/agent"
+	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
 	"github.com/flotilla-io/flotilla/internal/addon"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
@@ -220,6 +221,28 @@ var _ = Describe("CLI join", Ordered, func() {
 		}, "2s").Should(Succeed(), "unjoin deleted the user's namespace")
 		Expect(spoke.Client.Get(ctx, client.ObjectKeyFromObject(users), users)).To(Succeed())
 		Expect(users.DeletionTimestamp).To(BeNil())
+	})
+
+	It("removes the add-ons' namespace of an agent join ran in the foreground, which has no Role there", func(ctx SpecContext) {
+		Eventually(func() error {
+			return spoke.Client.Get(ctx, client.ObjectKey{Name: addon.DefaultInstallNamespace}, &corev1.Namespace{})
+		}).Should(Satisfy(apierrors.IsNotFound), "the namespace of the spec before is gone")
+		By("applying what join --run applies: the Namespaces and Secrets the chart renders")
+		objs, err := handshake.AgentObjects(handshake.AgentInstall{Cluster: "cli-join", Image: "example.com/agent:test", LeaseDurationSeconds: 60, CertExpiration: agent.DefaultCertificateExpiration}, []byte("kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, o := range objs {
+			if k := o.GetObjectKind().GroupVersionKind().Kind; k == "Namespace" || k == "Secret" {
+				Expect(spoke.Client.Create(ctx, o)).To(Succeed(), "%s %s", k, o.GetName())
+			}
+		}
+		Expect(spoke.Client.Get(ctx, client.ObjectKey{Namespace: addon.DefaultInstallNamespace, Name: addOnsRole}, &rbacv1.Role{})).To(Satisfy(apierrors.IsNotFound))
+
+		res := onSpoke(ctx, "unjoin", "--cluster-name", "cli-join")
+		Expect(res.Code).To(Equal(0), res.Stderr)
+		Expect(res.Stderr).To(ContainSubstring("Cluster: removed Namespace " + addon.DefaultInstallNamespace))
+		Eventually(func() error {
+			return spoke.Client.Get(ctx, client.ObjectKey{Name: addon.DefaultInstallNamespace}, &corev1.Namespace{})
+		}).Should(Satisfy(apierrors.IsNotFound))
 	})
 })
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/agent"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
 	"github.com/flotilla-io/flotilla/cli/cmdutil/handshake"
+	"github.com/flotilla-io/flotilla/internal/addon"
 )
 
 // NewCommand returns `flotilla unjoin`.
@@ -168,9 +170,10 @@ func removeAddOnObjects(ctx context.Context, c *cmdutil.Clients, labels client.M
 	if err := c.Ctrl.List(ctx, bindings, labels); err != nil {
 		return cmdutil.Explain(err, c.Where, "list the agent's RoleBindings")
 	}
-	var installNamespaces []string
+	// join --run makes the default one without a Role.
+	installNamespaces := []string{addon.DefaultInstallNamespace}
 	for _, r := range roles.Items {
-		if r.Name == addOnsRoleName && r.Namespace != agent.DefaultNamespace {
+		if r.Name == addOnsRoleName && r.Namespace != agent.DefaultNamespace && !slices.Contains(installNamespaces, r.Namespace) {
 			installNamespaces = append(installNamespaces, r.Namespace)
 		}
 	}
@@ -182,8 +185,12 @@ func removeAddOnObjects(ctx context.Context, c *cmdutil.Clients, labels client.M
 				}
 			}
 		}
-		if err := remove("Role", &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: addOnsRoleName}}); err != nil {
-			return err
+		for i := range roles.Items {
+			if r := &roles.Items[i]; r.Namespace == ns && r.Name == addOnsRoleName {
+				if err := remove("Role", r); err != nil {
+					return err
+				}
+			}
 		}
 		namespace := &corev1.Namespace{}
 		if err := c.Ctrl.Get(ctx, client.ObjectKey{Name: ns}, namespace); err != nil {
