@@ -145,20 +145,23 @@ var _ = Describe("CLI rollout", func() {
 		Expect(res.Stdout).To(HavePrefix(fmt.Sprintf("ManifestWorkReplicaSet %s/app, revision 1 (ControllerRevision app-", ns)))
 		Expect(res.Stdout).To(ContainSubstring("Author:    " + author + "\n"))
 		Expect(res.Stdout).To(MatchRegexp(`(?m)^\s+version: v1$`))
-		res = onHub(ctx, "rollout", "history", "app", "-n", ns, "-o", "json")
-		Expect(res.Code).To(Equal(0), res.Stderr)
-		var revs []struct {
-			Revision     int64    `json:"revision"`
-			Name         string   `json:"name"`
-			Clusters     int      `json:"clusters"`
-			ClusterNames []string `json:"clusterNames"`
-			Status       string   `json:"status"`
-		}
-		Expect(json.Unmarshal([]byte(res.Stdout), &revs)).To(Succeed())
 		names := cliRolloutRevisionNames(ctx, ns, "app")()
-		Expect(revs).To(HaveExactElements(
-			And(HaveField("Revision", int64(1)), HaveField("Name", names[1]), HaveField("Clusters", 0)),
-			And(HaveField("Revision", int64(2)), HaveField("Name", names[2]), HaveField("ClusterNames", ConsistOf(c1, c2, c3)), HaveField("Status", "current, complete"))))
+		Eventually(func(g Gomega) {
+			res := onHub(ctx, "rollout", "history", "app", "-n", ns, "-o", "json")
+			g.Expect(res.Code).To(Equal(0), res.Stderr)
+			var revs []struct {
+				Revision     int64    `json:"revision"`
+				Name         string   `json:"name"`
+				Clusters     int      `json:"clusters"`
+				ClusterNames []string `json:"clusterNames"`
+				Status       string   `json:"status"`
+			}
+			g.Expect(json.Unmarshal([]byte(res.Stdout), &revs)).To(Succeed())
+			// Revision 2 is complete once the hub marked it so, after the rollout.
+			g.Expect(revs).To(HaveExactElements(
+				And(HaveField("Revision", int64(1)), HaveField("Name", names[1]), HaveField("Clusters", 0)),
+				And(HaveField("Revision", int64(2)), HaveField("Name", names[2]), HaveField("ClusterNames", ConsistOf(c1, c2, c3)), HaveField("Status", "current, complete"))))
+		}).Should(Succeed())
 
 		By("refusing to undo to a revision that does not exist, naming those there are, and writing nothing")
 		generation := getReplicaSet(ctx, ns, "app").Generation
