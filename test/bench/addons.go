@@ -396,7 +396,11 @@ func (t *addOnTracker) print(started time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, m := range addOnMilestones {
-		row(fmt.Sprintf("%d clusters: enable → every ManagedClusterAddOn %s", t.want, m), seconds(t.at[i].Sub(started)), "")
+		took := fmt.Sprintf("not reached (%d)", t.count[i])
+		if !t.at[i].IsZero() {
+			took = seconds(t.at[i].Sub(started))
+		}
+		row(fmt.Sprintf("%d clusters: enable → every ManagedClusterAddOn %s", t.want, m), took, "")
 	}
 }
 
