@@ -43,6 +43,7 @@ import (
 	"github.com/flotilla-io/flotilla/hub/addon/template"
 	hubpolicy "github.com/flotilla-io/flotilla/hub/policy"
 	"github.com/flotilla-io/flotilla/hub/work"
+	rsadmission "github.com/flotilla-io/flotilla/hub/workreplicaset/admission"
 	"github.com/flotilla-io/flotilla/internal/addon"
 	"github.com/flotilla-io/flotilla/test/framework"
 )
@@ -139,6 +140,13 @@ var _ = Describe("Charts on existing clusters", Ordered, func() {
 				g.Expect(vwc.Webhooks[0].ClientConfig.CABundle).NotTo(BeEmpty())
 			}, "30s").Should(Succeed(), "ValidatingWebhookConfiguration %s", name)
 		}
+		Eventually(func(g Gomega) {
+			mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			g.Expect(hubCluster.Client.Get(ctx, client.ObjectKey{Name: rsadmission.WebhookName}, mwc)).To(Succeed())
+			g.Expect(mwc.Annotations).To(HaveKeyWithValue("cert-manager.io/inject-ca-from", deploy.HubNamespace+"/flotilla-hub-webhook"))
+			g.Expect(mwc.Webhooks).NotTo(BeEmpty())
+			g.Expect(mwc.Webhooks[0].ClientConfig.CABundle).NotTo(BeEmpty())
+		}, "30s").Should(Succeed(), "MutatingWebhookConfiguration %s", rsadmission.WebhookName)
 	})
 
 	It("installs the agent chart with a narrow execution role and joins as its ServiceAccount", func(ctx SpecContext) {
