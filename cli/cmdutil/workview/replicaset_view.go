@@ -260,9 +260,10 @@ func maxFailuresOf(rs *workv1alpha1.ManifestWorkReplicaSet, placement string, to
 }
 
 // Rollout sums the view up: Complete, Stopped (a progressive rollout
-// holds back clusters because too many failed), or Progressing with how
-// many clusters run the current spec. The hub's own word (the
-// PlacementRolledOut condition) decides completeness.
+// holds back clusters because too many failed), the reason of condition
+// RolledBack when the current revision failed (RollingBack, RolledBack,
+// ...), or Progressing with how many clusters run the current spec. The
+// hub's own word (the PlacementRolledOut condition) decides completeness.
 func (v *ReplicaSetView) Rollout() string {
 	rs := v.ReplicaSet
 	if c := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified); c != nil && c.Status != metav1.ConditionTrue {
@@ -276,6 +277,11 @@ func (v *ReplicaSetView) Rollout() string {
 	}
 	if v.RenderErr != nil {
 		return "Invalid: see describe"
+	}
+	if rb := RollbackCondition(rs); rb != nil {
+		// The current revision failed: where its rollback stands says more
+		// than its own rollout (see flotilla rollout history).
+		return rb.Reason
 	}
 	var available, pending int
 	failed := map[string][]string{}

@@ -52,3 +52,19 @@ func TestRollbackErrorSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// A replica set whose current revision failed sums its rollout up by the
+// reason of condition RolledBack, for the generation it speaks of.
+func TestRolloutSaysRollback(t *testing.T) {
+	rs := replicaSetOf(workv1alpha1.RolloutStrategy{Type: workv1alpha1.Progressive})
+	rs.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.ManifestWorkReplicaSetConditionRolledBack, Status: metav1.ConditionFalse,
+		Reason: workv1alpha1.ReasonRollingBack, ObservedGeneration: rs.Generation}}
+	v := &ReplicaSetView{ReplicaSet: rs, Clusters: []ClusterRollout{{Cluster: "c1", Phase: PhasePending}}}
+	if got := v.Rollout(); got != workv1alpha1.ReasonRollingBack {
+		t.Errorf("Rollout %q, want %s", got, workv1alpha1.ReasonRollingBack)
+	}
+	rs.Generation++ // a new spec: the condition speaks of the one before
+	if got := v.Rollout(); got == workv1alpha1.ReasonRollingBack {
+		t.Errorf("Rollout %q for a newer spec", got)
+	}
+}
