@@ -306,7 +306,10 @@ func (v *ReplicaSetView) Rollout() string {
 		}
 	}
 	rolled := meta.FindStatusCondition(rs.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)
-	if rolled != nil && rolled.Status != metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && strings.Contains(rolled.Message, "rollout stopped") {
+	// A stop for a pause is the hub's word only while the pause lasts: just
+	// after a resume the condition still says so until the hub's next pass.
+	stalePause := rolled != nil && strings.Contains(rolled.Message, workv1alpha1.PausedAnnotation) && !Paused(rs)
+	if rolled != nil && rolled.Status != metav1.ConditionTrue && rolled.ObservedGeneration >= rs.Generation && strings.Contains(rolled.Message, "rollout stopped") && !stalePause {
 		// The hub's word: its count may differ from ours (minSuccessTime,
 		// mandatory groups), and it holds even when nothing is left to push.
 		return "Stopped: " + cmp.Or(strings.Join(failedNames, ","), "clusters") + " failed"

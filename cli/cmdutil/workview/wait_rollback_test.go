@@ -68,3 +68,19 @@ func TestRolloutSaysRollback(t *testing.T) {
 		t.Errorf("Rollout %q for a newer spec", got)
 	}
 }
+
+// Just after a resume the hub's PlacementRolledOut still says the rollout
+// stopped for the pause: that is no stop, until the hub says it again.
+func TestRolloutAfterResume(t *testing.T) {
+	rs := replicaSetOf(workv1alpha1.RolloutStrategy{Type: workv1alpha1.Progressive}, metav1.Condition{
+		Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut, Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonProgressing,
+		ObservedGeneration: 2, Message: "Placement web: rollout stopped, paused (annotation " + workv1alpha1.PausedAnnotation + "=true)"})
+	v := &ReplicaSetView{ReplicaSet: rs, Clusters: []ClusterRollout{{Cluster: "c1", Phase: PhaseApplying}, {Cluster: "c2", Phase: PhasePending}}}
+	if got := v.Rollout(); got != "Progressing 0/2" {
+		t.Errorf("resumed: Rollout %q, want Progressing 0/2", got)
+	}
+	rs.Annotations = map[string]string{workv1alpha1.PausedAnnotation: "true"}
+	if got := v.Rollout(); !strings.HasPrefix(got, "Stopped") {
+		t.Errorf("paused: Rollout %q, want the hub's stop", got)
+	}
+}
