@@ -11,12 +11,14 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/test/framework"
 )
 
 // The revisions of a ManifestWorkReplicaSet and its automatic rollback
@@ -323,6 +325,12 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 	})
 
 	It("goes on with a rollback after a hub restart, rewriting nothing already rolled back", func(ctx SpecContext) {
+		// A hub of this spec's own, restarted: the suite's hub stays as it is.
+		own, err := framework.StartHub(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		shared := hubCP
+		hubCP = own
+		DeferCleanup(func() { hubCP.Stop(); hubCP = shared })
 		ns, cs := fourClusters(ctx, "mwrs-rbr")
 		// Two failures roll back; the rollout tolerates the first.
 		createRollbackReplicaSet(ctx, ns, "v1", workv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(1)}, 2)
@@ -339,9 +347,8 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		Eventually(replicaSetWorks(ctx, ns, "app")).Should(Equal(map[string]string{cs[0]: "v1", cs[1]: "v2", cs[2]: "v1", cs[3]: "v1"}))
 		Eventually(rolledBackCondition(ctx, ns)).Should(haveCondition(metav1.ConditionFalse, workv1alpha1.ReasonRollingBack))
 		gens := specWrites(ctx, cs...)()
-		hub, err := hubCP.Restart(ctx)
+		hubCP, err = hubCP.Restart(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		hubCP = hub
 
 		By("writing nothing after the restart until the first cluster is Available on revision 1")
 		Consistently(specWrites(ctx, cs...), 3*time.Second).Should(Equal(gens))
@@ -354,6 +361,34 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		Expect(after[cs[1]]).To(Equal(gens[cs[1]]+1), "the second cluster's work was written more than once")
 		Expect(workWrites(ctx, cs[2:]...)()).To(Equal(untouched), "a work that never took revision 2 was written")
 		Expect(replicaSetEvents(ctx, ns, "app")()).To(ContainElement(HavePrefix("RevisionFailed: revision 2 failed its gate on 2 of the 2 clusters")))
+	})
+
+	It("fails a revision that is Available but fails the health check at progressDeadline, and rolls it back", func(ctx SpecContext) {
+		ns, cs := fourClusters(ctx, "mwrs-rbh")
+		createRollbackReplicaSet(ctx, ns, "v1", workv1alpha1.RolloutConfig{ProgressDeadline: "6s"}, 1)
+		Eventually(func() error {
+			mwrs := getReplicaSet(ctx, ns, "app")
+			mwrs.Spec.HealthCheck = &workv1alpha1.HealthCheck{Feedback: []workv1alpha1.FeedbackCheck{{Name: "replicas", Equals: "2"}}}
+			return hubCP.Client.Update(ctx, mwrs)
+		}).Should(Succeed())
+		By("rolling revision 1 out to clusters that report replicas 2")
+		for _, c := range cs {
+			Eventually(clusterVersion(ctx, ns, c)).Should(Equal("v1"))
+			reportFeedback(ctx, c, 2)
+		}
+		Eventually(replicaSetCondition(ctx, ns, "app", workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)).
+			Should(haveCondition(metav1.ConditionTrue, workv1alpha1.ReasonComplete))
+		Eventually(func() map[string]string { return revisionNamed(ctx, ns, "app", "v1").Annotations }).Should(HaveKey(workv1alpha1.RevisionCompleteAnnotation))
+
+		By("failing revision 2 on the first cluster, Available with replicas 1, once progressDeadline passed")
+		setTemplateVersion(ctx, ns, "app", "v2")
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v2"))
+		reportFeedback(ctx, cs[0], 1)
+		Consistently(clusterVersion(ctx, ns, cs[0]), 2*time.Second).Should(Equal("v2"), "the cluster failed before progressDeadline")
+		Eventually(func() map[string]string { return revisionNamed(ctx, ns, "app", "v2").Annotations }, 15*time.Second).Should(HaveKeyWithValue(
+			workv1alpha1.RevisionFailedAnnotation, And(ContainSubstring(cs[0]+" (not Available within progressDeadline 6s"), ContainSubstring("replicas is 1, not 2"))))
+		Eventually(clusterVersion(ctx, ns, cs[0])).Should(Equal("v1"))
+		Expect(replicaSetWorks(ctx, ns, "app")()).To(Equal(versions("v1", cs...)))
 	})
 
 	It("is refused on a replica set whose rollout is not progressive", func(ctx SpecContext) {
@@ -373,3 +408,29 @@ var _ = Describe("ManifestWorkReplicaSet: rollback", func() {
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hubCP.Client.Delete(ctx, mwrs))).To(Succeed()) })
 	})
 })
+
+// reportFeedback writes the status of cluster's work "app" as an agent
+// would: Applied and Available for its generation, its ConfigMap
+// reporting status feedback value replicas.
+func reportFeedback(ctx SpecContext, cluster string, replicas int64) {
+	GinkgoHelper()
+	Eventually(func() error {
+		w := &workv1.ManifestWork{}
+		if err := hubCP.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "app"}, w); err != nil {
+			return err
+		}
+		for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "ReportedByTest", ObservedGeneration: w.Generation})
+		}
+		var conds []metav1.Condition
+		for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable, workv1.ManifestStatusFeedbackSynced} {
+			meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "ReportedByTest", ObservedGeneration: w.Generation})
+		}
+		w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+			ResourceMeta:   workv1.ManifestResourceMeta{Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "default", Name: "mwrs-version"},
+			StatusFeedback: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{{Name: "replicas", Value: workv1.FieldValue{Type: workv1.Integer, Integer: &replicas}}}},
+			Conditions:     conds,
+		}}
+		return hubCP.Client.Status().Update(ctx, w)
+	}).Should(Succeed())
+}
