@@ -99,7 +99,11 @@ const (
 
 // ManifestWorkReplicaSetConditionRolledBack (a Flotilla condition) is
 // present while the current revision failed and was, or is being, rolled
-// back. Reasons: RollingBack, RolledBack, RollbackFailed, NoCompleteRevision.
+// back: False with reason RollingBack while clusters are moved back, True
+// with RolledBack once every cluster that took it is back, False with
+// RollbackFailed or NoCompleteRevision when the rollback stopped. While it
+// is present, PlacementRolledOut is False with the same reason, never
+// Complete: the spec as written is not rolled out.
 const ManifestWorkReplicaSetConditionRolledBack = "RolledBack"
 
 // Reasons of condition RolledBack.
