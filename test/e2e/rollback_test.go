@@ -79,7 +79,11 @@ func rollbackReplicaSet(name string, auto bool) *workv1alpha1.ManifestWorkReplic
 			PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "fleet", RolloutStrategy: workv1alpha1.RolloutStrategy{
 				Type: workv1alpha1.Progressive,
 				Progressive: &workv1alpha1.RolloutProgressive{
-					RolloutConfig:  workv1alpha1.RolloutConfig{ProgressDeadline: rollbackDeadl},
+					// A Deployment's status says the new revision's replicas
+					// a moment after its spec changed: until then the old
+					// ones pass the health check. minSuccessTime holds the
+					// next cluster back past that moment.
+					RolloutConfig:  workv1alpha1.RolloutConfig{ProgressDeadline: rollbackDeadl, MinSuccessTime: metav1.Duration{Duration: 10 * time.Second}},
 					MaxConcurrency: intstr.FromInt32(1),
 				},
 			}}},
