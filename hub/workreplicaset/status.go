@@ -233,10 +233,7 @@ func placementRolledOut(s *scope) metav1.Condition {
 		case !pt.decided:
 			waiting = append(waiting, fmt.Sprintf("Placement %s: waiting for its first decision", pt.name))
 		case ro.Stopped:
-			var bad []string
-			for _, f := range ro.Failed {
-				bad = append(bad, fmt.Sprintf("%s (%s)", f.Cluster, f.Why))
-			}
+			bad := s.failureDetails(ro.Failed)
 			msg := fmt.Sprintf("Placement %s: rollout stopped, %s", pt.name, ro.StopReason)
 			if len(bad) > 0 {
 				msg += ": " + shortList(bad)

@@ -131,9 +131,12 @@ func TestConditions(t *testing.T) {
 				return s
 			}},
 		{name: "rollout stopped names the failures", cond: placementRolledOut, status: metav1.ConditionFalse, reason: workv1alpha1.ReasonNotAsExpected,
-			msg: "Placement p: rollout stopped, 2 clusters failed, more than maxFailures 1: a (Degraded), b (Degraded)",
+			msg: "Placement p: rollout stopped, 2 clusters failed, more than maxFailures 1: a (Degraded: Pod web-1 is in CrashLoopBackOff), b (Degraded: Pod web-1 is in CrashLoopBackOff)",
 			scope: func() *scope {
 				s := testScope([]string{"a", "b"}, "a", "b")
+				for _, w := range s.works {
+					w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkDegraded, Status: metav1.ConditionTrue, ObservedGeneration: w.Generation, Message: "Pod web-1 is in CrashLoopBackOff"}}
+				}
 				s.placements[0].rollout = rollout.Result{Stopped: true, StopReason: "2 clusters failed, more than maxFailures 1",
 					Failed: []rollout.Failure{{Cluster: "a", Why: "Degraded"}, {Cluster: "b", Why: "Degraded"}}}
 				return s

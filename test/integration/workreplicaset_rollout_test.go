@@ -104,7 +104,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollout", func() {
 		By("stopping at the second, naming the failing clusters")
 		Eventually(replicaSetCondition(ctx, ns, "app", workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut)).Should(And(
 			haveCondition(metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected),
-			HaveField("Message", And(ContainSubstring("rollout stopped"), ContainSubstring(c1+" (Degraded)"), ContainSubstring(c2+" (Degraded)")))))
+			HaveField("Message", And(ContainSubstring("rollout stopped"), ContainSubstring(c1+" (Degraded"), ContainSubstring(c2+" (Degraded")))))
 		holdsFor(ctx, ns, "app", versions("v1", c1, c2))
 
 		By("going on once a cluster recovers")
