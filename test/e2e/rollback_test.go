@@ -56,13 +56,17 @@ func rollbackDeployment(name, image string) *appsv1.Deployment {
 }
 
 // rollbackTemplate is the work template of Deployment name at image, its
-// well-known status (Replicas, AvailableReplicas, ...) reported back.
+// well-known status (Replicas, AvailableReplicas, ...) reported back,
+// applied server-side: going back to revision 1 must remove the CPU
+// request revision 2 added, which the Update strategy (a merge onto the
+// live object) would keep.
 func rollbackTemplate(name, image string) workv1.ManifestWorkSpec {
 	return workv1.ManifestWorkSpec{
 		Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Object: rollbackDeployment(name, image)}}}},
 		ManifestConfigs: []workv1.ManifestConfigOption{{
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "default", Name: name},
 			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}},
+			UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply},
 		}},
 	}
 }
