@@ -174,7 +174,12 @@ var _ = Describe("services export", Ordered, func() {
 			Expect(x.spoke.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, se)).To(Succeed())
 			return se.ResourceVersion
 		}
-		before := exportVersion()
+		// Settled first: the writes that made it Ready are not the endpoint change's.
+		var before string
+		Eventually(func(g Gomega) {
+			before = exportVersion()
+			g.Consistently(exportVersion, "1s").Should(Equal(before))
+		}, "20s").Should(Succeed())
 		x.runPod(ctx, ns, "shop", 2)
 		es = x.eventuallyPublished(ctx, ns, "shop", func(g Gomega, es *mcsv1alpha1.ExportedService) {
 			g.Expect(readyAddresses(es)).To(HaveLen(2))
