@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	policyv1 "github.com/flotilla-io/flotilla/api/policy/v1"
+	"github.com/flotilla-io/flotilla/internal/admissionconfig"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
@@ -26,13 +26,7 @@ const WebhookName = "policy.open-cluster-management.io.webhook"
 // (labelled with their root) are not sent: it writes them itself, from
 // roots that passed.
 func WebhookConfiguration(serverURL, service string, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
-	cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(strings.TrimSuffix(serverURL, "/") + WebhookPath), CABundle: caBundle}
-	if ns, name, ok := strings.Cut(service, "/"); ok {
-		cc = admissionregistrationv1.WebhookClientConfig{
-			Service:  &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name, Path: ptr.To(WebhookPath), Port: ptr.To[int32](443)},
-			CABundle: caBundle,
-		}
-	}
+	cc := admissionconfig.ClientConfig(serverURL, service, WebhookPath, caBundle)
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{

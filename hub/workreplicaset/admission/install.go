@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -18,6 +17,7 @@ import (
 
 	workv1 "github.com/flotilla-io/flotilla/api/work/v1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/admissionconfig"
 	"github.com/flotilla-io/flotilla/internal/kubeapply"
 )
 
@@ -47,13 +47,7 @@ var matchCondition = func() string {
 // server at serverURL (https://host:port), or at Service namespace/name
 // (port 443) when service is "namespace/name", trusted with caBundle.
 func WebhookConfiguration(serverURL, service string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
-	cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(strings.TrimSuffix(serverURL, "/") + WebhookPath), CABundle: caBundle}
-	if ns, name, ok := strings.Cut(service, "/"); ok {
-		cc = admissionregistrationv1.WebhookClientConfig{
-			Service:  &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name, Path: ptr.To(WebhookPath), Port: ptr.To[int32](443)},
-			CABundle: caBundle,
-		}
-	}
+	cc := admissionconfig.ClientConfig(serverURL, service, WebhookPath, caBundle)
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
