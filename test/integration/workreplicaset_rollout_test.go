@@ -136,7 +136,7 @@ var _ = Describe("ManifestWorkReplicaSet: rollout", func() {
 		By("stopping after the deadline of the second")
 		Eventually(replicaSetCondition(ctx, ns, "app", workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut), 15*time.Second).Should(And(
 			haveCondition(metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected),
-			HaveField("Message", ContainSubstring(c2+" (not Available within progressDeadline 2s)"))))
+			HaveField("Message", ContainSubstring(c2+" (not Available within progressDeadline 2s: no Available condition for generation 1)"))))
 		Consistently(replicaSetWorks(ctx, ns, "app"), 3*time.Second).ShouldNot(HaveKey(c3))
 	})
 })
