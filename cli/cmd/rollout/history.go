@@ -60,17 +60,9 @@ the revisions (or the one) as data.`,
 }
 
 func (o *historyOptions) run(ctx context.Context, name string) error {
-	c, err := o.ClientsFor(cmdutil.HubSide)
+	_, rs, revs, err := o.getWithRevisions(ctx, name)
 	if err != nil {
 		return err
-	}
-	rs, err := o.get(ctx, c, name)
-	if err != nil {
-		return err
-	}
-	revs, err := workview.LoadRevisions(ctx, c.Ctrl, rs)
-	if err != nil {
-		return cmdutil.ExplainClusterAPI(err, c, "read the revisions")
 	}
 	if o.revision > 0 {
 		rev, err := findRevision(rs, revs, o.revision)

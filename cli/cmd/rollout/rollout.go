@@ -11,6 +11,7 @@ import (
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/cli/cmdutil"
+	"github.com/flotilla-io/flotilla/cli/cmdutil/workview"
 )
 
 // NewCommand is `flotilla rollout`: the revisions of a ManifestWorkReplicaSet
@@ -79,4 +80,22 @@ func (t *target) get(ctx context.Context, c *cmdutil.Clients, name string) (*wor
 		return nil, cmdutil.ExplainClusterAPI(err, c, "get ManifestWorkReplicaSet "+key.String())
 	}
 	return rs, nil
+}
+
+// getWithRevisions connects to the hub and reads the replica set NAME and
+// its revisions.
+func (t *target) getWithRevisions(ctx context.Context, name string) (*cmdutil.Clients, *workv1alpha1.ManifestWorkReplicaSet, []workview.Revision, error) {
+	c, err := t.ClientsFor(cmdutil.HubSide)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs, err := t.get(ctx, c, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	revs, err := workview.LoadRevisions(ctx, c.Ctrl, rs)
+	if err != nil {
+		return nil, nil, nil, cmdutil.ExplainClusterAPI(err, c, "read the revisions")
+	}
+	return c, rs, revs, nil
 }

@@ -50,17 +50,9 @@ it. Follow the rollout with "flotilla rollout status NAME".`,
 var errSpecChanged = errors.New("spec changed")
 
 func (o *undoOptions) run(ctx context.Context, name string) error {
-	c, err := o.ClientsFor(cmdutil.HubSide)
+	c, rs, revs, err := o.getWithRevisions(ctx, name)
 	if err != nil {
 		return err
-	}
-	rs, err := o.get(ctx, c, name)
-	if err != nil {
-		return err
-	}
-	revs, err := workview.LoadRevisions(ctx, c.Ctrl, rs)
-	if err != nil {
-		return cmdutil.ExplainClusterAPI(err, c, "read the revisions")
 	}
 	to, err := undoTarget(rs, revs, o.toRevision)
 	if err != nil {
